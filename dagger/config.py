@@ -45,6 +45,14 @@ class Profile:
     results_dir: str = 'results/{profile}'
     figures_dir: str = 'figures'
     data_dir: str = 'data'
+    cache_dir: str = ''                 # completions + converted models; '' = $DAGGER_CACHE or ~/.cache/dagger
+    api_base_url: str = ''              # OpenAI-compatible server; '' = OpenAI
+    api_key_env: str = 'OPENAI_API_KEY' # the environment variable holding the API key (never the key itself)
+    api_concurrency: int = 8            # API requests in flight at once
+    tensor_parallel_size: int = 1       # GPUs per vLLM model
+    eval_methods: tuple = ('cot', 'dagger', 'pot')   # evaluation methods (05_evaluation): cot reasoning dagger pot got
+    eval_splits: tuple = ('mgsm_bn', 'msvamp_bn', 'mgsm_bn_distract', 'msvamp_bn_distract', 'mgsm_en', 'msvamp_en')
+    eval_max_new_tokens: int = 0        # cap on every method's new-token budget; 0 = the paper's budgets
 
     def _path(self, s: str) -> Path:
         p = Path(s.format(profile=self.name))

@@ -1,0 +1,249 @@
+"Loaders, sampling, gold-graph converters and the fail-fast hub fallback of dagger.data."
+import json, logging, socket, time
+from pathlib import Path
+
+import pytest
+
+from dagger import data as D
+from dagger.config import load_profile, write_jsonl
+from dagger.data import (DataError, DistractMathNotBuilt, GoldGraphError, HubUnavailable, Problem, gold_coverage,
+                         gsm8k_graph, load_distractmath, load_hub, load_split, load_training, msvamp_graph, sample,
+                         solution_steps, to_frame, verify_graph)
+from dagger.graph import execute, from_obj, op_count, declared_distractors
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ---------- loaders ----------
+
+@pytest.mark.parametrize('name,size', [('mgsm_bn', 250), ('mgsm_en', 250), ('mgsm_th', 250), ('msvamp_bn', 1000),
+                                       ('msvamp_en', 1000), ('gsm8k_test', 1319), ('gsm8k_train', 7473)])
+def test_split_sizes_and_schema(name, size):
+    recs = load_split(name, gold=False)
+    assert len(recs) == size
+    assert len({r.id for r in recs}) == size
+    r = recs[0]
+    assert isinstance(r, Problem) and isinstance(r.answer, float) and r.split == name
+    assert r.origin.startswith('vendored:data/') and r.aug_type is None and r.added_sentences == []
+
+
+def test_all_mgsm_languages_load():
+    for lang in D.MGSM_LANGS:
+        assert len(load_split(f'mgsm_{lang}', gold=False)) == 250
+
+
+def test_mgsm_bn_first_problem():
+    p = load_split('mgsm_bn', gold=False)[0]
+    assert p.answer == 18.0 and p.lang == 'bn' and 'জেনেটের' in p.question
+    assert p.origin == 'vendored:data/mgsm/mgsm_bn.tsv#0'
+
+
+def test_msvamp_bn_keeps_english_query_and_equation():
+    p = load_split('msvamp_bn', gold=False)[0]
+    assert p.meta['query_en'].startswith('julia played tag with 18 kids')
+    assert p.meta['equation'] == '- number0 number1' and p.answer == 8.0
+
+
+def test_unknown_split_is_a_typed_error():
+    with pytest.raises(DataError, match='unknown split'): load_split('mgsm_xx')
+    with pytest.raises(DataError): load_split('mgsm_bn', n=-1)
+
+
+def test_sampling_is_deterministic_and_ordered():
+    a = [p.id for p in load_split('msvamp_bn', n=16, seed=3)]
+    assert a == [p.id for p in load_split('msvamp_bn', n=16, seed=3)]
+    assert a == sorted(a) and len(set(a)) == 16
+    assert a != [p.id for p in load_split('msvamp_bn', n=16, seed=4)]
+    assert len(sample(list(range(5)), 0)) == 5 and len(sample(list(range(5)), 50)) == 5
+
+
+def test_records_are_fresh_copies():
+    a = load_split('msvamp_bn', n=2)
+    a[0].meta['scribble'] = 1
+    a[0].gold_graph['nodes'].clear()
+    b = load_split('msvamp_bn', n=2)
+    assert 'scribble' not in b[0].meta and b[0].gold_graph['nodes']
+
+
+def test_problem_round_trip_and_validation():
+    p = load_split('mgsm_bn', n=1)[0]
+    q = Problem.from_dict(json.loads(json.dumps(p.to_dict(), ensure_ascii=False)))
+    assert q == p
+    with pytest.raises(DataError): Problem('x', 'q', float('inf'), 'bn', 's', 's')
+    with pytest.raises(DataError): Problem('x', 'q', 1.0, 'bn', 's', 's', aug_type='FOO')
+    with pytest.raises(DataError, match='lacks'): Problem.from_dict({'id': 'x'})
+
+
+def test_to_frame():
+    df = to_frame(load_split('msvamp_bn', n=5))
+    assert len(df) == 5 and {'id', 'question', 'answer', 'gold_ops', 'gold_distractors', 'origin'} <= set(df.columns)
+    assert (df.gold_ops >= 1).all()
+
+
+# ---------- converters ----------
+
+def test_gsm8k_janet_graph():
+    p = load_split('gsm8k_test', gold=False)[0]
+    g = gsm8k_graph(p.question, p.meta['solution'])
+    assert [n['val'] for n in g['nodes'] if n['op'] == 'const'] == [16, 3, 4, 2]
+    assert op_count(from_obj(g, strict=True)) == 3 and execute(from_obj(g, strict=True)) == 18
+    assert g['nodes'][-1]['id'] == 'final_result' and g['nodes'][-1]['op'] == 'identity'
+    assert all(n['label'] for n in g['nodes'])
+
+
+def test_gsm8k_steps_chain_and_plain_equations():
+    sol = 'The heels cost 33 * 2 = $<<33*2=66>>66.\nTogether 66 + 33 = $<<66+33=99>>99.\nThe boots cost 99 + 5 = $104.\n#### 104'
+    g = gsm8k_graph('Heels cost $33, a second pair twice that; boots cost $5 more than both.', sol)
+    ops = [n for n in g['nodes'] if n['op'] not in ('const', 'identity')]
+    assert [o['op'] for o in ops] == ['mul', 'add', 'add']
+    assert ops[1]['args'][0] == ops[0]['id'] and ops[2]['args'][0] == ops[1]['id']   # steps chain by value
+    assert verify_graph(g, 104) == 104
+    assert [s['annotated'] for s in solution_steps(sol)] == [True, True, False]
+
+
+def test_gsm8k_distractor_constants():
+    q = 'Ted starts with $200. He buys 3 books for 16 dollars each and 3 pencils for 6 dollars each. How much did he spend?'
+    sol = 'Books: 3*16 = <<3*16=48>>48.\nPencils: 3*6 = <<3*6=18>>18.\nTotal 48+18 = <<48+18=66>>66.\n#### 66'
+    g = from_obj(gsm8k_graph(q, sol), strict=True)
+    dis = [g.node(i) for i in declared_distractors(g)]
+    assert [(n['val'], n['label']) for n in dis] == [(200.0, 'Ted starts with $200')]
+    assert execute(g) == 66
+
+
+@pytest.mark.parametrize('sol,reason', [
+    ('No arithmetic.\n#### 5', 'no_annotations'),
+    ('a <<2+2=4>>4\n#### 5', 'answer_not_computed'),
+    ('a <<2**3=8>>8\n#### 8', 'unsupported_expression'),
+    ('a <<2+)=4>>4\n#### 4', 'unparseable_annotation'),
+])
+def test_gsm8k_failures_have_reasons(sol, reason):
+    with pytest.raises(GoldGraphError) as e: gsm8k_graph('q', sol)
+    assert e.value.reason == reason
+
+
+def test_msvamp_graph_with_distractor():
+    q = 'tom has 3 red marbles and 5 blue marbles . he also has 9 books . how many marbles does he have ?'
+    g = from_obj(msvamp_graph(q, '+ number0 number1', 8), strict=True)
+    assert execute(g) == 8 and declared_distractors(g) == ['n2']
+    assert g.node('n2')['label'] == 'he also has 9 books'           # too few words after it: the words before
+    assert g.node('op1')['label'] == 'how many marbles does he have ?'
+    with pytest.raises(GoldGraphError, match='missing_number'): msvamp_graph('5 apples', '+ number0 number1')
+    with pytest.raises(GoldGraphError, match='bad_equation'): msvamp_graph('5 and 3', '+ number0')
+
+
+def test_verify_graph_rejects_wrong_answers():
+    g = msvamp_graph('a 5 b 3', '- number0 number1', 2)
+    assert verify_graph(g, 2) == 2
+    with pytest.raises(GoldGraphError, match='wrong_answer'): verify_graph(g, 3)
+    g['nodes'][-1]['args'] = ['nowhere']
+    with pytest.raises(GoldGraphError, match='execution_failed'): verify_graph(g, 2)
+
+
+@pytest.mark.parametrize('name,floor', [('mgsm_bn', 0.95), ('msvamp_bn', 0.99), ('gsm8k_train', 0.95)])
+def test_gold_coverage(name, floor):
+    c = gold_coverage(name)
+    assert c['coverage'] >= floor and c['kept'] + len(c['failures']) == c['total']
+    assert all(f['reason'] and f['id'] for f in c['failures'])
+    kept = [p for p in load_split(name) if p.gold_graph]
+    assert len(kept) == c['kept']
+    for p in kept[:200]:                                            # every kept graph reproduces its answer
+        assert abs(execute(from_obj(p.gold_graph, strict=True)) - p.answer) <= 1e-6 * max(1, abs(p.answer))
+    failed = [p for p in load_split(name) if not p.gold_graph]
+    assert all(p.meta['gold_failure'] for p in failed)
+
+
+def test_gsm8k_train_converts_in_seconds():
+    D._with_gold.cache_clear()
+    t0 = time.time(); gold_coverage('gsm8k_train')
+    assert time.time() - t0 < 30                                    # ≈4 s on the 2-core CPU machine
+
+
+def test_mgsm_aligns_with_gsm8k_test():
+    assert list(D.mgsm_alignment(D.data_root())) == list(range(250))
+
+
+# ---------- hub: fail fast, then fall back ----------
+
+def test_hub_offline_is_not_tried():
+    t0 = time.time()
+    with pytest.raises(HubUnavailable, match='not tried'): load_hub(D.DISTRACT_REPO, 'mgsm', offline=True)
+    assert time.time() - t0 < 1
+
+
+def test_hub_probe_does_not_hang(monkeypatch):
+    def hang(*a, **k): time.sleep(30)
+    monkeypatch.setattr(socket, 'create_connection', hang)
+    t0 = time.time()
+    with pytest.raises(HubUnavailable) as e: load_hub(D.DISTRACT_REPO, 'mgsm', offline=False, timeout=1)
+    assert time.time() - t0 < 10
+    msg = str(e.value)
+    assert '\n' not in msg and 'dipta007/DistractMath-Bn' in msg and 'huggingface.co' in msg
+
+
+def test_hub_unresolvable_host(monkeypatch):
+    monkeypatch.setattr(D, 'HUB_HOST', 'hub.invalid')
+    t0 = time.time()
+    with pytest.raises(HubUnavailable, match='unreachable'): load_hub(D.TRAIN_REPO, 'sft', offline=False, timeout=2)
+    assert time.time() - t0 < 10
+
+
+def test_distractmath_not_built_is_typed_and_fast(tmp_path, monkeypatch):
+    monkeypatch.setattr(D, 'HUB_HOST', 'hub.invalid')
+    cfg = load_profile('cpu', data_dir=str(tmp_path))
+    t0 = time.time()
+    with pytest.raises(DistractMathNotBuilt, match='distractmath') as e:
+        load_distractmath('mgsm', cfg=cfg, source='auto', gold=False)
+    assert time.time() - t0 < 10
+    assert isinstance(e.value, FileNotFoundError) and isinstance(e.value, DataError)
+    with pytest.raises(DistractMathNotBuilt): load_split('msvamp_bn_distract', cfg=cfg, gold=False)
+
+
+def _local_build(tmp_path):
+    (tmp_path / 'mgsm').mkdir()
+    (tmp_path / 'mgsm' / 'mgsm_bn.tsv').write_text((ROOT / 'data/mgsm/mgsm_bn.tsv').read_text(encoding='utf-8'), encoding='utf-8')
+    (tmp_path / 'mgsm' / 'mgsm_en.tsv').write_text((ROOT / 'data/mgsm/mgsm_en.tsv').read_text(encoding='utf-8'), encoding='utf-8')
+    (tmp_path / 'gsm8k').mkdir()
+    (tmp_path / 'gsm8k' / 'test.jsonl').write_text((ROOT / 'data/gsm8k/test.jsonl').read_text(encoding='utf-8'), encoding='utf-8')
+    orig = load_split('mgsm_bn', gold=False)[0].question
+    added = 'তার প্রতিবেশীর হাঁসগুলি প্রতিদিন 12টি ডিম পাড়ে।'
+    row = dict(row_index=0, original_question=orig, modified_question=orig.replace('ডিম পাড়ে।', 'ডিম পাড়ে। ' + added, 1),
+               ground_truth='18', augmentation_type='RED', added_sentences=[added], justification='another person', answers_match=True)
+    write_jsonl(tmp_path / 'distractmath' / 'mgsm_bn.jsonl', [row])
+    return row
+
+
+def test_distractmath_falls_back_to_local_build(tmp_path, monkeypatch, caplog):
+    row = _local_build(tmp_path)
+    monkeypatch.setattr(D, 'HUB_HOST', 'hub.invalid')
+    cfg = load_profile('cpu', data_dir=str(tmp_path), offline=False)
+    t0 = time.time()
+    with caplog.at_level(logging.WARNING, logger='dagger.data'):
+        recs = load_distractmath('mgsm', cfg=cfg, source='auto')
+    assert time.time() - t0 < 10
+    assert any('falling back' in r.message and 'hub.invalid' in r.message for r in caplog.records)
+    p = recs[0]
+    assert p.origin.startswith('local:') and p.origin.endswith('distractmath/mgsm_bn.jsonl#0')
+    assert (p.aug_type, p.answer, p.added_sentences, p.original_question) == ('RED', 18.0, row['added_sentences'], row['original_question'])
+    g = from_obj(p.gold_graph, strict=True)                          # the original's graph + the added number
+    assert execute(g) == 18 and 12.0 in [g.node(i)['val'] for i in declared_distractors(g)]
+    assert p.meta['original_id'] == 'mgsm_bn-000'
+
+
+def test_local_build_with_problem_dicts(tmp_path):
+    p = Problem('mgsm_bn_distract-0000', 'প্রশ্ন', 3.0, 'bn', 'distractmath-mgsm', 'mgsm_bn_distract', aug_type='NEED',
+                original_question='মূল', added_sentences=['বাক্য'])
+    write_jsonl(tmp_path / 'distractmath' / 'mgsm_bn.jsonl', [p.to_dict()])
+    cfg = load_profile('cpu', data_dir=str(tmp_path))
+    got = load_split('mgsm_bn_distract', cfg=cfg, gold=False)
+    assert got[0].question == 'প্রশ্ন' and got[0].aug_type == 'NEED' and got[0].origin.startswith('local:')
+
+
+def test_training_sets_fall_back_to_gsm8k_gold(monkeypatch):
+    monkeypatch.setattr(D, 'HUB_HOST', 'hub.invalid')
+    cfg = load_profile('cpu')
+    tr, val = load_training('sft', cfg=cfg), load_training('sft', 'val', cfg=cfg)
+    assert len(val) == 481 and not {p.id for p in tr} & {p.id for p in val}
+    assert all(p.gold_graph for p in tr) and tr[0].origin.startswith('vendored:data/gsm8k/train.jsonl')
+    assert len(load_training('grpo', cfg=cfg)) + 481 == 7473
+    with pytest.raises(HubUnavailable): load_training('sft', cfg=cfg, source='hub')
+    with pytest.raises(DataError): load_training('dpo', cfg=cfg)

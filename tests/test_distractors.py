@@ -1,0 +1,291 @@
+"Tests for dagger.distractors: splitting, insertion, prompts, reply parsing, the LLM pipeline on recorded replies, the offline generator and the committed splits."
+import json, random
+from pathlib import Path
+
+import pytest
+
+from dagger.config import project_root, read_jsonl
+from dagger.llm import Completion, Sampling
+from dagger import distractors as D
+
+BN = ('জুলিয়া সোমবার ১৮ জন ছেলেমেয়ের সঙ্গে ট্যাগ খেলেন। মঙ্গলবার তিনি ১০ জন ছেলেমেয়ের সঙ্গে ট্যাগ খেলেন। '
+      'সোমবার তিনি কতজন ছেলেমেয়ের সঙ্গে আরও খেলেন তার সংখ্যা কত?')
+EN = "Janet's ducks lay 16 eggs per day. She eats three for breakfast. She sells the rest for $2 each. How much does she make?"
+DM = project_root()/'data'/'distractmath'
+
+
+# --- sentences and insertion -------------------------------------------------------------------------------
+@pytest.mark.parametrize('text,n,q', [
+    (BN, 3, 3),
+    (EN, 4, 4),
+    ('Mr. Lee pays $2.50 for 3.5 lb. of rice. How much is 1 lb.? Answer in cents.', 3, 2),
+    ('a b c . d e f . how many ?', 3, 3),
+    ('একটি গাছে ১৫টি পাখি বসেছিল।৮টি পাখি উড়ে গেল। কতটি পাখি বাকি রইল?', 3, 3),
+    ('How many apples are left if Sam has 3 and eats 1', 1, 1),
+])
+def test_split_and_question(text, n, q):
+    s = D.split_sentences(text)
+    assert len(s) == n and D.question_number(s) == q
+    assert ''.join(s).replace(' ', '') == text.replace(' ', '')
+
+
+def test_insert_keeps_original_and_never_after_question():
+    new, used = D.insert_sentences(BN, [('ক।', 0), ('খ।', 1), ('গ।', 7), ('ঘ।', -3)])
+    assert used == [0, 1, 2, 0]
+    s = D.split_sentences(new)
+    assert s[-1] == D.split_sentences(BN)[-1] and s[0] == 'ক।' and s[1] == 'ঘ।'
+    rest = new
+    for x in ['ক।', 'খ।', 'গ।', 'ঘ।']: rest = rest.replace(x, '', 1)
+    assert rest.split() == BN.split()
+
+
+def test_insert_errors():
+    with pytest.raises(D.DistractorError): D.insert_sentences('', [('x.', 0)])
+    with pytest.raises(D.DistractorError): D.insert_sentences(BN, [('  ', 1)])
+
+
+# --- prompts ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize('t', D.AUG_TYPES)
+def test_generation_prompt(t):
+    m = D.generation_prompt(t, BN, 8, 'bn')
+    assert [x['role'] for x in m] == ['system', 'user']
+    u = m[1]['content']
+    assert '1. জুলিয়া' in u and '3. সোমবার' in u and 'sentence 3' in u and '"insert_after"' in u and 'stay 8' in u
+    assert D.generation_prompt(t, EN, 18, 'en')[1]['content'].count('Example problem') == 1
+    with pytest.raises(D.DistractorError): D.generation_prompt('BAD', BN, 8)
+
+
+def test_verifier_prompt():
+    u = D.verifier_prompt(BN, BN + ' x', 8)[1]['content']
+    assert 'answers_match' in u and 'Answer of the original: 8' in u and BN in u
+
+
+# --- parsing recorded replies -----------------------------------------------------------------------------
+RECORDED_OK = [
+    ('{"sentences": [{"sentence": "পাশের মাঠে ১৫ জন ছেলেমেয়ে খেলছিল।", "insert_after": 2}]}', [2]),
+    ('```json\n{"sentences": [{"sentence": "A", "insert_after": "১"}, {"sentence": "B", "insert_after": 2.0},]}\n```', [1, 2]),
+    ('Here you go: {"sentences": [{"sentence": "x {y}", "insert_after": 0}]} hope it helps {', [0]),
+]
+
+@pytest.mark.parametrize('text,pos', RECORDED_OK)
+def test_parse_sentences_ok(text, pos):
+    assert [x['insert_after'] for x in D.parse_sentences(text)] == pos
+
+
+@pytest.mark.parametrize('text,kind', [
+    ('', 'no_json'), ('no braces at all', 'no_json'), ('{"sentences": [1, 2', 'no_json'),
+    ('{"sentences": [}', 'bad_json'), ('{"other": []}', 'no_sentences'), ('{"sentences": []}', 'no_sentences'),
+    ('{"sentences": "text"}', 'no_sentences'), ('[{"sentence": "a", "insert_after": 1}]', 'no_sentences'),
+    ('{"sentences": [' + ','.join(['{"sentence": "a", "insert_after": 1}'] * 4) + ']}', 'too_many'),
+    ('{"sentences": [{"sentence": "", "insert_after": 1}]}', 'bad_item'),
+    ('{"sentences": [{"text": "a", "insert_after": 1}]}', 'bad_item'),
+    ('{"sentences": [{"sentence": "a", "insert_after": "two"}]}', 'bad_position'),
+    ('{"sentences": [{"sentence": "a", "insert_after": true}]}', 'bad_position'),
+    ('{"sentences": [{"sentence": "a"}]}', 'bad_position'),
+])
+def test_parse_sentences_malformed(text, kind):
+    with pytest.raises(D.ResponseError) as e: D.parse_sentences(text)
+    assert e.value.kind == kind
+
+
+@pytest.mark.parametrize('sentence,kind', [
+    ('তিনি কতজনের সঙ্গে খেললেন?', 'question_sentence'),
+    ('মঙ্গলবার তিনি ১০ জন ছেলেমেয়ের সঙ্গে ট্যাগ খেলেন।', 'restates'),
+    ('তার বোন ৮টি বল পেল।', 'states_answer'),
+    ('Her sister had 5 balls.', 'wrong_language'),
+    ('এক। দুই।', 'not_one_sentence'),
+])
+def test_check_added_rejects(sentence, kind):
+    with pytest.raises(D.ResponseError) as e: D.check_added([{'sentence': sentence, 'insert_after': 1}], BN, 8, 'bn')
+    assert e.value.kind == kind
+
+
+def test_check_added_duplicates_and_full_stop():
+    items = [{'sentence': 'পাশের মাঠে ১৫ জন খেলছিল', 'insert_after': 1}]
+    assert D.check_added(items, BN, 8)[0]['sentence'].endswith('।')
+    assert D.check_added([{'sentence': 'Her sister had 5 balls', 'insert_after': 1}], EN, 18, 'en')[0]['sentence'].endswith('.')
+    with pytest.raises(D.ResponseError) as e: D.check_added(items * 2, BN, 8)
+    assert e.value.kind == 'duplicate'
+
+
+@pytest.mark.parametrize('text,match', [('{"answers_match": true, "justification": "ok"}', True),
+                                        ('```json\n{"answers_match": "false"}\n```', False),
+                                        ('{"answers_match": "no", "justification": 3}', False)])
+def test_parse_verdict(text, match):
+    assert D.parse_verdict(text)['answers_match'] is match
+
+
+@pytest.mark.parametrize('text,kind', [('{"justification": "x"}', 'no_verdict'), ('{"answers_match": "maybe"}', 'bad_verdict'),
+                                       ('{"answers_match": 1}', 'bad_verdict'), ('yes', 'no_json')])
+def test_parse_verdict_malformed(text, kind):
+    with pytest.raises(D.ResponseError) as e: D.parse_verdict(text)
+    assert e.value.kind == kind
+
+
+# --- the pipeline on recorded replies -----------------------------------------------------------------------
+class Recorded:
+    "Replies chosen by the first key found in the prompt; each key's list is consumed in order (the last reply repeats)."
+    def __init__(self, replies, errors=()):
+        self.replies, self.prompts, self.samplings, self.errors = {k: list(v) for k, v in replies.items()}, [], [], set(errors)
+    def generate(self, prompts, sampling=None):
+        self.samplings.append(sampling)
+        out = []
+        for p in prompts:
+            self.prompts.append(p)
+            text = p[-1]['content']
+            key = next(k for k in self.replies if k in text)
+            if key in self.errors:
+                self.errors.discard(key); out.append([Completion('', 0, 'error', error='boom')]); continue
+            r = self.replies[key]
+            out.append([Completion(r.pop(0) if len(r) > 1 else r[0], 5, 'stop', cached=False)])
+        return out
+
+
+PROB = dict(id='p0', question=BN, answer=8.0, lang='bn', source='msvamp')
+RED_OK = '{"sentences": [{"sentence": "পাশের মাঠে ১৫ জন ছেলেমেয়ে খেলছিল।", "insert_after": 5}]}'
+OAD_OK = '{"sentences": [{"sentence": "সোমবার খেলতে ৪০ মিনিট লেগেছিল।", "insert_after": 1}]}'
+NEED_OK = '{"sentences": [{"sentence": "জুলিয়া আরও ৫ জনকে ডাকতে চেয়েছিলেন, কিন্তু ডাকেননি।", "insert_after": 1}]}'
+
+
+def test_pipeline_counts_everything():
+    b = Recorded({'different person': ['nonsense', 'still nonsense', RED_OK],
+                  'another property': [OAD_OK], 'no effect': ['{"sentences": [{"sentence": "সে ৮টি বল পেল।", "insert_after": 1}]}'],
+                  'পাশের মাঠে': ['{"answers_match": true, "justification": "other kids"}'],
+                  '৪০ মিনিট': ['garbage']})
+    kept, st = D.llm_augment([PROB], b, sampling=Sampling(max_new_tokens=32), max_tries=3, model='rec')
+    assert [r['augmentation_type'] for r in kept] == ['RED']
+    assert st['items'] == 3 and st['generated'] == 2 and st['kept'] == 1
+    assert st['generate_malformed'] == 2 + 3 and st['generate_dropped_states_answer'] == 1
+    assert st['verify_dropped_no_json'] == 1 and st['positions_clamped'] == 1
+    r = kept[0]
+    assert r['insert_after'] == [2] and r['distractor_values'] == [15.0] and r['generator'] == 'llm:rec'
+    assert D.split_sentences(r['modified_question'])[-1] == D.split_sentences(BN)[-1]
+    # first try greedy, retries sampled with new seeds
+    temps = [(s.temperature, s.seed) for s in b.samplings]
+    assert temps[0] == (0.0, 0) and temps[1] == (0.7, 1) and temps[2] == (0.7, 2)
+
+
+def test_pipeline_verifier_rejects_and_backend_errors_are_retried():
+    b = Recorded({'different person': [RED_OK], 'another property': [OAD_OK], 'no effect': [NEED_OK],
+                  'পাশের মাঠে': ['{"answers_match": false, "justification": "changed"}'],
+                  '৪০ মিনিট': ['{"answers_match": true}'], 'ডাকেননি': ['{"answers_match": true}']}, errors={'no effect'})
+    kept, st = D.llm_augment([PROB], b, sampling=Sampling(max_new_tokens=32), max_tries=2)
+    assert sorted(r['augmentation_type'] for r in kept) == ['NEED', 'OAD']
+    assert st['rejected_by_verifier'] == 1 and st['generate_malformed'] == 1 and 'generate_dropped_backend_error' not in st
+
+
+def test_pipeline_without_verify():
+    b = Recorded({'different person': [RED_OK], 'another property': [OAD_OK], 'no effect': [NEED_OK]})
+    kept, st = D.llm_augment([PROB], b, types=('RED',), sampling=Sampling(max_new_tokens=32), verify=False)
+    assert len(kept) == 1 and kept[0]['answers_match'] is None and 'verify_calls' not in st
+
+
+def test_pipeline_with_cached_backend(tmp_path):
+    "Through a real dagger.llm Backend with its sqlite cache: the second run is served from the cache."
+    from dagger.llm import Backend
+    class Fake(Backend):
+        kind = 'fake'
+        def __init__(self, cache): super().__init__('fake-model', cache=cache); self.runs = 0
+        def _run(self, jobs, sampling):
+            for j in jobs:
+                self.runs += 1
+                text = j.messages[-1]['content']
+                yield j, Completion(RED_OK if 'different person' in text else '{"answers_match": true}' if 'answers_match' in text else 'x', 3, 'stop')
+    b = Fake(tmp_path/'c.sqlite')
+    k1, s1 = D.llm_augment([PROB], b, sampling=Sampling(max_new_tokens=16), max_tries=2)
+    runs = b.runs
+    b2 = Fake(tmp_path/'c.sqlite')
+    k2, s2 = D.llm_augment([PROB], b2, sampling=Sampling(max_new_tokens=16), max_tries=2)
+    assert k1 == k2 and b2.runs == 0 and runs > 0
+    assert s2['generate_cached'] == s2['generate_calls'] and s1['generate_cached'] == 0
+
+
+# --- offline generator --------------------------------------------------------------------------------------
+def test_anchors_and_facts():
+    a = D.find_anchors(BN, 'bn')
+    assert [(x.value, x.kind, x.item, x.cls) for x in a] == [(18, 'people', 'ছেলেমেয়ে', ' জন'), (10, 'people', 'ছেলেমেয়ে', ' জন')]
+    f = D.problem_facts(EN, 'en')
+    assert f.item.item == 'eggs' and 'money' in f.dims and f.q == 4 and not f.lowercase
+    assert D.problem_facts('a b 3 c . how many ?', 'en').lowercase
+    with pytest.raises(D.DistractorError): D.problem_facts(BN, 'xx')
+
+
+def test_bn_stems():
+    assert D._bn_stem('কুকুরের', 'কুকুরের কাজ') == 'কুকুর'
+    assert D._bn_stem('পাখির', 'পাখির') == 'পাখি'
+    assert D._bn_stem('ছেলেমেয়ের', 'x') == 'ছেলেমেয়ে'
+    assert D._bn_stem('ডিমগুলি', 'ডিম খান') == 'ডিম'
+
+
+@pytest.mark.parametrize('lang,q', [('bn', BN), ('en', EN)])
+@pytest.mark.parametrize('t', D.AUG_TYPES)
+def test_offline_record_is_valid(lang, q, t):
+    r = D.offline_augment(dict(id='x', question=q, answer=8.0 if lang == 'bn' else 18.0, lang=lang, source='s'), [t] * 3, seed=3)
+    assert D.check_record(r) == []
+    assert r['augmentation_type'] == t and r['n_distractors'] == len(r['added_sentences']) == len(r['distractor_values'])
+    assert len(set(r['templates'])) == len(r['templates'])
+
+
+def test_offline_numbers_avoid_gold_intermediates():
+    gold = {'nodes': [dict(id='a', op='const', val=18.0), dict(id='b', op='const', val=10.0),
+                      dict(id='c', op='sub', args=['a', 'b']), dict(id='d', op='mul', args=['c', 'a']),
+                      dict(id='final_result', op='identity', args=['c'])]}
+    assert D.graph_values(gold) == {18.0, 10.0, 8.0, 144.0}
+    for seed in range(30):
+        r = D.offline_augment(dict(id='x', question=BN, answer=8.0, lang='bn', source='s', gold_graph=gold), ['RED', 'NEED', 'OAD'], seed=seed)
+        assert not set(r['distractor_values']) & {18.0, 10.0, 8.0, 144.0}
+
+
+def test_pick_number():
+    rng = random.Random(0)
+    assert all(D.pick_number(rng, 'count', anchor=3, forbidden={2, 3, 4}) not in {0, 1, 2, 3, 4} for _ in range(100))
+    with pytest.raises(D.DistractorError): D.pick_number(rng, 'percent', forbidden=set(range(0, 400)))
+
+
+def test_offline_bad_type():
+    with pytest.raises(D.DistractorError): D.offline_augment(PROB, ['XYZ'])
+
+
+def test_check_record_catches_problems():
+    r = D.offline_augment(PROB, ['RED', 'RED'], seed=0)
+    assert D.check_record(r) == []
+    bad = dict(r, modified_question=r['modified_question'] + ' ' + r['added_sentences'][0])
+    assert any('after the question' in e or 'last sentence' in e for e in D.check_record(bad))
+    bad = dict(r, distractor_values=[18.0] + r['distractor_values'][1:])
+    assert D.check_record(bad)
+    bad = dict(r, modified_question=r['modified_question'].replace('১০', '১১'))
+    assert any('original text' in e for e in D.check_record(bad))
+
+
+# --- the committed splits -----------------------------------------------------------------------------------
+FILES = [f'{p}{s}.jsonl' for s in D.SOURCES for p in ('', 'dose_')]
+
+@pytest.mark.parametrize('name', FILES)
+def test_committed_split_checks(name):
+    recs = read_jsonl(DM/name)
+    assert recs and all(D.check_record(r) == [] for r in recs)
+    if not name.startswith('dose_'):
+        assert {r['augmentation_type'] for r in recs} == set(D.AUG_TYPES)
+        assert len(recs) == 3 * len({r['id'] for r in recs})
+    else:
+        assert sorted({r['n_distractors'] for r in recs}) == [1, 2, 3, 4, 5]
+
+
+@pytest.mark.parametrize('src', D.SOURCES)
+def test_committed_splits_rebuild_identically(src):
+    "The committed data is exactly what the generator writes with seed 0."
+    from dagger.data import load_split
+    probs = load_split(src)
+    for name, fn in [(f'{src}.jsonl', D.build_typed), (f'dose_{src}.jsonl', D.build_dose)]:
+        recs, fails = fn(probs, seed=0)
+        assert not fails
+        text = ''.join(json.dumps(r, ensure_ascii=False) + '\n' for r in recs)
+        assert text == (DM/name).read_text(encoding='utf-8'), name
+
+
+def test_loader_reads_committed_split():
+    from dagger.data import load_split
+    recs = load_split('mgsm_bn_distract', source='local')
+    assert len(recs) == 750 and {r.aug_type for r in recs} == set(D.AUG_TYPES)
+    r = recs[0]
+    assert r.original_question and r.added_sentences and r.question != r.original_question

@@ -1,0 +1,228 @@
+"Answer extraction, prompts, scoring, metrics and the GoT control flow of dagger.eval (fast; no model)."
+import json, math
+import pandas as pd
+import pytest
+from dagger import graph as G
+from dagger.data import Problem
+from dagger.llm import Completion, Sampling, Backend
+from dagger import eval as E
+
+
+# --- answer extraction --------------------------------------------------------------------------------
+@pytest.mark.parametrize('text,lang,value', [
+    ('5 + 6 = 11। উত্তর হল 11।', 'bn', 11),
+    ('উত্তর হল ১১।', 'bn', 11),
+    ('উত্তর হলো ১,২৫০ টাকা।', 'bn', 1250),
+    ('মোট ২.৫ কেজি। উত্তর হল ২.৫।', 'bn', 2.5),
+    ('তাপমাত্রা কমেছে। উত্তর হল -৩।', 'bn', -3),
+    ('উত্তর হল 3/4।', 'bn', 0.75),
+    ('প্রথমে 10টি, পরে 3টি, মোট 13টি।', 'bn', 13),            # no phrase: last number
+    ('উত্তর হল 7। পরের প্রশ্ন: 99', 'bn', 7),                    # the first phrase wins over a later number
+    ('The answer is 18.', 'bn', 18),                               # English phrase in a Bangla run
+    ('The answer is $1,234.50.', 'en', 1234.5),
+    ('The answer is **42**.', 'en', 42),
+    ('The answer is -7.', 'en', -7),
+    ('So 10 - 3 = 7.', 'en', 7),                                   # subtraction, not a negative number
+    ('Die Antwort ist 5.', 'de', 5),
+    ('答案是 12。', 'zh', 12),
+    ('Ответ — 8.', 'ru', 8),
+    ('nothing numeric', 'en', None),
+])
+def test_extract_answer(text, lang, value):
+    assert E.extract_answer(text, lang) == value
+
+
+@pytest.mark.parametrize('text,value', [
+    (r'\boxed{42}', 42), (r'a \boxed{1} b \boxed{2}', 2), (r'\boxed{\frac{1}{4}}', 0.25),
+    (r'\boxed{-\dfrac{3}{2}}', -1.5), (r'\boxed{১২০০}', 1200), (r'\boxed{1{,}500}', 1500),
+    (r'\boxed{\$18}', 18), (r'\boxed{45^\circ}', 45), (r'\boxed{12 \text{ apples}}', 12),
+    (r'\boxed{x}', None), ('no box, answer is 5', None), (r'\boxed{7', 7),
+])
+def test_extract_boxed(text, value):
+    assert E.extract_boxed(text) == value
+
+
+def test_real_model_outputs():
+    "Outputs of the embedded model (SmolLM2-135M, CoT prompt, MGSM-bn) recorded in tests/data/eval_outputs.json."
+    from pathlib import Path
+    rows = json.loads((Path(__file__).parent/'data'/'eval_outputs.json').read_text(encoding='utf-8'))
+    assert len(rows) >= 5
+    for r in rows:
+        got = E.extract_answer(r['output'], r['lang']) if r['method'] == 'cot' else E.extract_boxed(r['output'])
+        assert got == r['expected'], (r['output'][-200:], got, r['expected'])
+
+
+# --- prompts --------------------------------------------------------------------------------------------
+def test_cot_prompt_uses_five_native_exemplars():
+    for lang, phrase in [('bn', 'উত্তর হল'), ('en', 'The answer is'), ('es', 'La respuesta es')]:
+        c = E.cot_messages('Q?', lang)[0]['content']
+        assert c.count(phrase) == 5 and c.startswith(E.exemplars(lang)[0].question)
+        assert E.exemplars(lang)[5].question not in c
+        assert c.endswith(E.labels(lang)[1]) and f'{E.labels(lang)[0]} Q?' in c
+
+
+def test_dagger_prompt_lists_exactly_the_executor_ops():
+    import re
+    c = E.dagger_prompt('প্রশ্ন?', 'bn')[0]['content']
+    listed = re.findall(r'^- ([a-z]+): ', c, re.M)
+    assert set(listed) == set(G.OPS) and len(listed) == len(G.OPS)
+    assert 'মিনার কাছে ১২২১৯৫' in c and 'Mina has' not in c
+    assert 'Mina has 122195 pens' in E.dagger_prompt('Q?', 'en')[0]['content']
+    assert 'Mina has 122195 pens' in E.dagger_prompt('Q?', 'te')[0]['content']
+
+
+def test_pen_example_is_a_correct_graph_with_distractors():
+    for lang in ('bn', 'en'):
+        g = G.from_obj(E.pen_graph(lang))
+        assert G.is_correct(G.execute(g), 122195 * 45.6) and len(G.declared_distractors(g)) == 3
+        assert sorted(G.unreachable(g)) == sorted(G.declared_distractors(g))
+
+
+def test_reasoning_and_pot_prompts():
+    assert '\\boxed{}' in E.reasoning_messages('Q?', 'bn')[0]['content']
+    assert 'Bangla' in E.reasoning_messages('Q?', 'bn')[0]['content']
+    assert '`ans`' in E.pot_messages('Q?', 'en')[0]['content']
+
+
+# --- scoring --------------------------------------------------------------------------------------------
+def test_score_dagger_repairs_and_failures():
+    obj = E.pen_graph('en')
+    text = '```json\n' + json.dumps(obj)[:-2] + ',]}\n```'             # trailing comma: lenient parse repairs it
+    s = E.score_text('dagger', text, 122195 * 45.6)
+    assert s['correct'] and s['executed'] and s['repairs'] and s['n_ops'] == 1
+    bad = {'nodes': [dict(id='a', op='const', val=1), dict(id='b', op='const', val=0),
+                     dict(id='q', op='div', args=['a', 'b']), dict(id='final_result', op='identity', args=['q'])]}
+    s = E.score_text('dagger', '```json\n' + json.dumps(bad) + '\n```', 1.0)
+    assert s['executed'] is False and s['error'] == 'exec:division_by_zero' and not s['correct']
+
+
+def test_score_pot_and_cot():
+    assert E.score_text('pot', '```python\nans = 3 * 4\n```', 12.0)['correct']
+    s = E.score_text('pot', '```python\nimport os\nos.system("true")\nans = 1\n```', 1.0)
+    assert s['error'] == 'forbidden' and s['executed'] is False and not s['correct']
+    s = E.score_text('cot', 'কোনো সংখ্যা নেই', 3.0)
+    assert s['error'] == 'no_answer' and s['executed'] is None
+    with pytest.raises(ValueError): E.score_text('magic', 'x', 1.0)
+
+
+def test_known_distractors_from_added_sentences():
+    p = Problem('x', 'q', 5.0, 'bn', 's', 'mgsm_bn_distract', aug_type='RED', added_sentences=['রাজুর ৭টি কলম আছে।', 'দাম ২.৫ টাকা।'])
+    assert E.known_distractors(p) == [7.0, 2.5]
+    assert E.known_distractors(Problem('y', 'q', 5.0, 'bn', 's', 'mgsm_bn')) is None
+
+
+# --- metrics --------------------------------------------------------------------------------------------
+def R(method, split, correct, tokens, **kw):
+    base = dict(method=method, model='m', split=split, id=f'{split}-{kw.pop("i", 0)}', correct=correct, tokens=tokens,
+                calls=kw.pop('calls', 1), executed=None, n_ops=None, repairs=None, flagged=None, distractor_values=None,
+                aug_type=None, split_size=kw.pop('split_size', 100))
+    return base | kw
+
+
+@pytest.fixture
+def records():
+    return pd.DataFrame([
+        R('cot', 'mgsm_bn', True, 10, i=0), R('cot', 'mgsm_bn', False, 30, i=1),
+        R('cot', 'msvamp_bn', True, 20, i=0), R('cot', 'msvamp_bn', True, 20, i=1),
+        R('cot', 'mgsm_bn_distract', False, 40, aug_type='RED', i=0), R('cot', 'mgsm_bn_distract', False, 40, aug_type='OAD', i=1),
+        R('cot', 'msvamp_bn_distract', True, 50, aug_type='NEED', i=0), R('cot', 'msvamp_bn_distract', False, 50, aug_type='RED', i=1),
+        R('dagger', 'mgsm_bn_distract', True, 100, executed=True, n_ops=2, repairs=[], flagged=[3.0, 4.0],
+          distractor_values=[3.0, 4.0], aug_type='RED', i=0),
+        R('dagger', 'mgsm_bn_distract', False, 100, executed=True, n_ops=4, repairs=['x'], flagged=[8.0],
+          distractor_values=[3.0, 4.0], aug_type='OAD', i=1),
+        R('dagger', 'mgsm_bn_distract', False, 200, executed=False, n_ops=None, repairs=None, flagged=None,
+          distractor_values=[5.0], aug_type='NEED', i=2),
+        R('got', 'mgsm_bn', True, 600, calls=6),
+    ])
+
+
+def test_summary(records):
+    s = E.summarize(records).set_index(['method', 'split'])
+    assert s.loc[('cot', 'mgsm_bn'), 'accuracy'] == 50 and s.loc[('cot', 'mgsm_bn'), 'mean_tokens'] == 20
+    d = s.loc[('dagger', 'mgsm_bn_distract')]
+    assert d['n'] == 3 and math.isclose(d['accuracy'], 100 / 3) and math.isclose(d['exec_rate'], 200 / 3)
+    assert d['mean_ops'] == 3 and d['repairs_per_problem'] == 0.5 and d['repaired_pct'] == 50
+    # flags over parsed graphs: {3,4} vs {3,4}: tp 2; {8} vs {3,4}: fp 1, fn 2 -> P 2/3, R 2/4, F1 4/7
+    assert math.isclose(d['flag_precision'], 200 / 3) and math.isclose(d['flag_recall'], 50)
+    assert math.isclose(d['flag_f1'], 400 / 7) and d['flag_n'] == 2
+    assert s.loc[('got', 'mgsm_bn'), 'calls_per_problem'] == 6
+    assert math.isnan(s.loc[('cot', 'mgsm_bn'), 'exec_rate']) and math.isnan(s.loc[('cot', 'mgsm_bn'), 'flag_precision'])
+
+
+def test_deltas(records):
+    d = E.deltas(E.summarize(records)).set_index(['method', 'augmented'])
+    assert d.loc[('cot', 'mgsm_bn_distract'), 'delta'] == 50 and d.loc[('cot', 'msvamp_bn_distract'), 'delta'] == 50
+    assert ('dagger', 'mgsm_bn_distract') not in d.index          # no original split for dagger
+    assert E.original_split('msvamp_bn_distract') == 'msvamp_bn' and E.original_split('mgsm_bn') is None
+
+
+def test_weighted_average(records):
+    s = E.summarize(records)
+    w = E.weighted(s).set_index('method')
+    assert w.loc['cot', 'complete'] and w.loc['cot', 'accuracy'] == (50 + 100 + 0 + 50) / 4   # sampled: equal counts
+    assert not w.loc['dagger', 'complete']
+    full = s.assign(split_size=s['n'])                                                       # full splits: paper weights
+    wf = E.weighted(full).set_index('method')
+    assert math.isclose(wf.loc['cot', 'accuracy'], (50 * 250 + 100 * 1000 + 0 * 738 + 50 * 2947) / 4935)
+    assert math.isclose(wf.loc['cot', 'mean_tokens'], (20 * 250 + 20 * 1000 + 40 * 738 + 50 * 2947) / 4935)
+
+
+def test_type_errors(records):
+    t = E.type_errors(records).set_index(['method', 'aug_type'])
+    assert t.loc[('cot', 'RED'), 'n'] == 2 and t.loc[('cot', 'RED'), 'error_rate'] == 100
+    assert t.loc[('cot', 'NEED'), 'error_rate'] == 0 and t.loc[('dagger', 'RED'), 'accuracy'] == 100
+
+
+def test_write_results_merges_and_concatenates(tmp_path, records):
+    recs = records.to_dict('records')
+    out = tmp_path/'eval'/'model_a'
+    E.write_results([r for r in recs if r['method'] == 'cot'], out, dict(time='t0', model='m'))
+    E.write_results([r for r in recs if r['method'] != 'cot'], out, dict(time='t1', model='m'))
+    t = E.write_results([r | dict(correct=False) for r in recs if r['method'] == 'got'], out, dict(time='t2', model='m'))
+    lines = (out/'records.jsonl').read_text().splitlines()
+    assert len(lines) == len(recs)                                                # got replaced, not duplicated
+    s = pd.read_csv(out/'summary.csv').set_index(['method', 'split'])
+    assert s.loc[('got', 'mgsm_bn'), 'accuracy'] == 0
+    assert {'summary.csv', 'deltas.csv', 'weighted.csv', 'types.csv', 'run.json', 'records.jsonl'} <= {p.name for p in out.iterdir()}
+    assert len(json.loads((out/'run.json').read_text())['history']) == 3
+    E.write_results(recs[:1], tmp_path/'eval'/'model_b', dict(time='t'))
+    top = pd.read_csv(tmp_path/'eval'/'summary.csv')
+    assert set(top['run']) == {'model_a', 'model_b'}
+    assert E.run_name('google/gemma-3-12b-it') == 'google_gemma-3-12b-it' and E.run_name('embedded:smollm2-135m') == 'embedded_smollm2-135m'
+
+
+# --- graph of thoughts control flow, with a scripted backend (a test double: no model) ----------------
+class Scripted(Backend):
+    "Answers by prompt kind: candidates say 'answer is 5' or '6', scores 9 for 5 and 2 for 6, aggregate/refine keep 5."
+    kind = 'scripted'
+    def __init__(self): super().__init__('scripted', cache=None); self.calls = []
+    def _run(self, jobs, sampling):
+        for j in jobs:
+            t = j.messages[-1]['content']
+            self.calls.append((t[:20], sampling.n))
+            if 'Proposed solution' in t: out = 'Score: 9' if 'answer is 5' in t else 'Score: 2'
+            elif 'Combine' in t: out = 'merged: 2 + 3 = 5. The answer is 5.'
+            elif 'Check each step' in t: out = 'checked. The answer is 5.'
+            else: out = f'The answer is {5 + j.sample}.'
+            yield j, Completion(out, 10 + j.sample, 'stop')
+
+
+def test_got_control_flow():
+    ps = [Problem(f'p{i}', 'Two plus three?', 5.0, 'en', 's', 'mgsm_en') for i in range(3)]
+    b = Scripted()
+    recs = E.run_got(ps, b, k=2, max_new_tokens=16, progress=False)
+    assert [r['calls'] for r in recs] == [6, 6, 6] and all(r['correct'] for r in recs)
+    assert recs[0]['got_scores'] == [9.0, 2.0]
+    assert recs[0]['tokens'] == 10 + 11 + 10 + 10 + 10 + 10
+    assert recs[0]['output'] == 'checked. The answer is 5.'
+    s = E.summarize(pd.DataFrame([r | dict(model='scripted', split_size=3) for r in recs]))
+    assert s['calls_per_problem'].iloc[0] == 6
+
+
+def test_run_method_rejects_unknown():
+    with pytest.raises(ValueError): E.run_method('magic', [], Scripted())
+
+
+def test_budgets():
+    assert E.budget('reasoning') == 7168 and E.budget('dagger') == 1024 and E.budget('cot') == 2048
+    assert E.budget('reasoning', 192) == 192

@@ -1,0 +1,276 @@
+"""dagger.llm: the completion cache (a run killed and resumed, concurrent writers), the OpenAI path against a local
+HTTP server that rate-limits, fails and stalls, per-row sampling, and the embedded model itself.
+
+`python tests/test_llm.py worker CACHE FIRST COUNT DELAY` is the worker process the cache tests start and kill."""
+import json, logging, os, signal, sqlite3, subprocess, sys, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from dagger.llm import (Backend, BackendError, Completion, CompletionCache, OpenAIBackend, PromptError, Sampling,
+                        TransformersBackend, VLLMBackend, _GumbelSampler, backend_from_profile, get_backend)
+
+HERE = Path(__file__).resolve()
+SAMPLED = Sampling(n=2, max_new_tokens=64, temperature=0.7, seed=5)
+
+
+class EchoBackend(Backend):
+    "Test double: a real Backend subclass whose 'model' reverses the prompt and tags the sample's seed; it records what it computed."
+    kind = 'echo'
+    def __init__(self, model='echo', cache=None, delay=0.0):
+        super().__init__(model, cache)
+        self.delay, self.computed = delay, []
+
+    def _run(self, jobs, sampling):
+        for j in jobs:
+            time.sleep(self.delay)
+            self.computed.append(j.key)
+            text = f"{j.messages[-1]['content'][::-1]}|s{j.sample}|{0 if sampling.greedy else j.seed}"
+            yield j, Completion(text, len(text), 'stop')
+
+
+def prompts(first, count): return [f'question {i}: how many pens?' for i in range(first, first + count)]
+
+def worker(cache, first, count, delay):
+    EchoBackend(cache=cache, delay=float(delay)).generate(prompts(int(first), int(count)), SAMPLED)
+
+def rows(path):
+    try:
+        with sqlite3.connect(path, timeout=30) as db: return db.execute('SELECT COUNT(*) FROM completions').fetchone()[0]
+    except sqlite3.OperationalError: return 0                      # the worker has not created the table yet
+
+def spawn(*args):
+    return subprocess.Popen([sys.executable, str(HERE), 'worker', *map(str, args)], stderr=subprocess.PIPE)
+
+
+def test_sampling_and_prompts_are_checked():
+    for bad in [dict(n=0), dict(max_new_tokens=0), dict(temperature=-0.1), dict(top_p=1.5), dict(top_k=-1),
+                dict(stop=('',)), dict(n=True), dict(seed=1.5)]:
+        with pytest.raises(ValueError, match='Sampling'): Sampling(**bad)
+    be = EchoBackend()
+    with pytest.raises(PromptError): be.generate('a single string, not a list')
+    with pytest.raises(PromptError): be.generate([{'role': 'user', 'content': 'one message'}])   # a conversation must be wrapped in a list
+    with pytest.raises(PromptError): be.generate([[{'role': 'user', 'content': 3}]])
+    with pytest.raises(TypeError): be.generate(['x'], dict(n=2))
+    with pytest.raises(ValueError, match='unknown backend'): get_backend('llama.cpp')
+
+
+def test_generate_shapes_greedy_copies_and_seeds():
+    be = EchoBackend()
+    out = be.generate(['abc', [{'role': 'system', 'content': 's'}, {'role': 'user', 'content': 'xyz'}]], Sampling(n=3))
+    assert [[c.text for c in cs] for cs in out] == [['cba|s0|0']*3, ['zyx|s0|0']*3]
+    assert len(be.computed) == 2                                   # greedy: one computation per prompt, copied n times
+    out[0][0].text = 'changed'; assert out[0][1].text == 'cba|s0|0'  # copies, not one shared object
+    hot = be.generate(['abc'], SAMPLED)[0]
+    assert [c.text.split('|')[1] for c in hot] == ['s0', 's1'] and hot[0].text != hot[1].text
+    assert be.generate(['abc'], SAMPLED)[0] == hot                  # same seed, same samples (no cache involved)
+    assert be.generate(['abc'], Sampling(n=2, max_new_tokens=64, temperature=0.7, seed=6))[0] != hot
+
+
+def test_cache_resumes_a_killed_run(tmp_path):
+    path, n = tmp_path/'c.sqlite', 8                               # 8 prompts x 2 samples, 0.25 s each
+    p = spawn(path, 0, n, 0.25)
+    deadline = time.time() + 60
+    while time.time() < deadline and (not path.exists() or rows(path) < 5): time.sleep(0.05)
+    p.send_signal(signal.SIGKILL); p.wait()
+    assert p.returncode == -signal.SIGKILL, p.stderr.read().decode()
+    before = rows(path)
+    assert 5 <= before < 2*n, before                               # killed half-way, with its finished samples stored
+    cache = CompletionCache(path)
+    be = EchoBackend(cache=cache)
+    out = be.generate(prompts(0, n), SAMPLED)
+    assert cache.stats() == dict(hits=before, misses=2*n - before, rows=2*n)
+    assert len(be.computed) == 2*n - before                        # only the rest was computed
+    assert sum(c.cached for cs in out for c in cs) == before
+    uninterrupted = EchoBackend().generate(prompts(0, n), SAMPLED)  # the resumed run drew exactly these samples
+    assert [[c.text for c in cs] for cs in out] == [[c.text for c in cs] for cs in uninterrupted]
+    again = EchoBackend(cache=path)
+    assert all(c.cached for cs in again.generate(prompts(0, n), SAMPLED) for c in cs) and again.computed == []
+
+
+def test_cache_concurrent_writers(tmp_path):
+    path = tmp_path/'c.sqlite'
+    procs = [spawn(path, 0, 60, 0), spawn(path, 30, 60, 0)]         # overlapping prompts 30..59, written by both
+    for p in procs: assert p.wait(timeout=90) == 0, p.stderr.read().decode()
+    with sqlite3.connect(path) as db:
+        assert db.execute('PRAGMA integrity_check').fetchone()[0] == 'ok'
+        stored = dict(db.execute('SELECT key, text FROM completions'))
+    assert len(stored) == 2*90
+    be = EchoBackend(cache=path)
+    out = be.generate(prompts(0, 90), SAMPLED)
+    assert be.computed == [] and be.cache.stats()['hits'] == 180
+    assert [[c.text for c in cs] for cs in out] == [[c.text for c in cs] for cs in EchoBackend().generate(prompts(0, 90), SAMPLED)]
+
+
+def test_gumbel_sampler_draws_from_the_filtered_softmax():
+    import torch
+    logits = torch.tensor([[2.0, 1.0, 0.0, -1.0]])
+    def freqs(s, draws=4000):
+        g = _GumbelSampler([123], s)
+        picks = torch.stack([g(None, logits).argmax(-1) for _ in range(draws)]).flatten()
+        return torch.bincount(picks, minlength=4).float()/draws
+    want = torch.softmax(logits[0]/0.8, -1)
+    assert torch.allclose(freqs(Sampling(temperature=0.8)), want, atol=0.03)
+    top2 = freqs(Sampling(temperature=1.0, top_k=2))
+    assert top2[2:].sum() == 0 and abs(top2[0] - torch.sigmoid(torch.tensor(1.0))) < 0.03
+    assert freqs(Sampling(temperature=1.0, top_p=0.5), 300)[0] == 1.0   # p(token 0) = 0.64 >= 0.5: the nucleus is one token
+    a, b = _GumbelSampler([1, 2], Sampling(temperature=1.0)), _GumbelSampler([1], Sampling(temperature=1.0))
+    two = logits.repeat(2, 1)
+    assert all(torch.equal(a(None, two)[0], b(None, logits)[0]) for _ in range(5))   # a row's draws ignore its batch
+
+
+def test_vllm_token_count_excludes_end_of_sequence():
+    out = lambda ids, fr, sr: SimpleNamespace(text='x', token_ids=ids, finish_reason=fr, stop_reason=sr)
+    assert VLLMBackend._completion(out([5, 6, 2], 'stop', None)) == Completion('x', 2, 'stop')    # EOS
+    assert VLLMBackend._completion(out([5, 6, 7], 'stop', 7)) == Completion('x', 2, 'stop')       # a stop token id
+    assert VLLMBackend._completion(out([5, 6, 7], 'stop', '\n')) == Completion('x', 3, 'stop')    # a stop string
+    assert VLLMBackend._completion(out([5, 6, 7], 'length', None)) == Completion('x', 3, 'length')
+
+
+# --- the OpenAI path, against a local server -------------------------------------------------------------------
+KEY = 'sk-test-DO-NOT-LEAK-7f3a9c'
+
+class FakeAPI:
+    "A local OpenAI-compatible chat server in a thread; it plays `script` (one step per request, then 'ok')."
+    def __init__(self, script=(), slow=1.0):
+        self.script, self.slow, self.requests = list(script), slow, []
+        self.inflight = self.max_inflight = 0
+        self.lock, api = threading.Lock(), self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a): pass
+            def reply(self, code, obj, headers=()):
+                data = json.dumps(obj).encode()
+                self.send_response(code); self.send_header('Content-Type', 'application/json')
+                for k, v in headers: self.send_header(k, v)
+                self.send_header('Content-Length', str(len(data))); self.end_headers(); self.wfile.write(data)
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers['Content-Length'])))
+                with api.lock:
+                    api.requests.append(dict(path=self.path, auth=self.headers.get('Authorization'), body=body))
+                    step = api.script.pop(0) if api.script else 'ok'
+                    api.inflight += 1; api.max_inflight = max(api.max_inflight, api.inflight)
+                try:
+                    if step == '429': self.reply(429, {'error': {'message': 'Rate limit reached', 'type': 'rate_limit'}}, [('retry-after', '0')])
+                    elif step == '500': self.reply(500, {'error': {'message': f'internal error for {self.headers.get("Authorization")}'}})
+                    elif step == '400': self.reply(400, {'error': {'message': 'bad request: unknown parameter'}})
+                    else:
+                        if step in ('slow', 'ok_slow'): time.sleep(api.slow)
+                        text = 'echo: ' + body['messages'][-1]['content']
+                        self.reply(200, {'id': 'c1', 'object': 'chat.completion', 'created': 0, 'model': body['model'],
+                                         'choices': [{'index': 0, 'finish_reason': 'stop',
+                                                      'message': {'role': 'assistant', 'content': text}}],
+                                         'usage': {'prompt_tokens': 11, 'completion_tokens': 100 + len(text), 'total_tokens': 111 + len(text)}})
+                except (BrokenPipeError, ConnectionResetError): pass      # the client timed out and left
+                finally:
+                    with api.lock: api.inflight -= 1
+
+        self.server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        self.url = f'http://127.0.0.1:{self.server.server_port}/v1'
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self): self.server.shutdown(); self.server.server_close()
+
+
+@pytest.fixture
+def api(monkeypatch):
+    monkeypatch.setenv('DAGGER_TEST_KEY', KEY)
+    servers = []
+    def make(script=(), slow=1.0):
+        servers.append(FakeAPI(script, slow)); return servers[-1]
+    yield make
+    for s in servers: s.close()
+
+
+def client(url, **kw):
+    return OpenAIBackend('gpt-test', base_url=url, api_key_env='DAGGER_TEST_KEY', **({'timeout': 0.5, 'backoff': 0.01} | kw))
+
+
+def test_openai_retries_rate_limits_errors_and_timeouts(api, tmp_path, caplog):
+    caplog.set_level(logging.DEBUG)
+    srv = api(['429', '500', 'slow'])
+    be = client(srv.url, cache=tmp_path/'c.sqlite', max_retries=5)
+    [[c]] = be.generate(['How many pens?'], Sampling(max_new_tokens=32, stop=['\n\n']))
+    assert c == Completion('echo: How many pens?', 100 + len('echo: How many pens?'), 'stop')   # tokens from usage
+    assert len(srv.requests) == 4                                   # 429, 500, time-out, success
+    warned = ' '.join(r.getMessage() for r in caplog.records if r.name == 'dagger.llm')
+    assert 'RateLimitError' in warned and 'InternalServerError' in warned and 'Timeout' in warned
+    req = srv.requests[-1]
+    assert req['auth'] == f'Bearer {KEY}' and req['path'] == '/v1/chat/completions'
+    assert req['body']['max_completion_tokens'] == 32 and req['body']['stop'] == ['\n\n'] and req['body']['n'] == 1
+    assert 'seed' not in req['body'] and 'top_k' not in req['body'] and req['body']['temperature'] == 0   # greedy, no nulls sent
+    # the key went to the server and nowhere else: not the logs, the repr, the cache file
+    assert KEY not in caplog.text and KEY not in repr(be) and KEY not in str(be.signature())
+    assert '***' in warned                                          # the 500 echoed the key; the log line was scrubbed
+    be.cache._conn.close()
+    assert all(KEY.encode() not in p.read_bytes() for p in tmp_path.iterdir())
+    again = client(srv.url, cache=tmp_path/'c.sqlite').generate(['How many pens?'], Sampling(max_new_tokens=32, stop=['\n\n']))
+    assert again[0][0].cached and len(srv.requests) == 4           # a rerun costs nothing
+
+
+def test_openai_failure_is_an_error_not_an_empty_success(api, tmp_path):
+    srv = api(['500']*3 + ['400'])
+    be = client(srv.url, cache=tmp_path/'c.sqlite', max_retries=2)
+    [[c]] = be.generate(['q'], Sampling(max_new_tokens=8))
+    assert (c.finish_reason, c.text, c.tokens, len(srv.requests)) == ('error', '', 0, 3)
+    assert 'InternalServerError' in c.error and KEY not in c.error and '***' in c.error
+    [[c]] = be.generate(['q'], Sampling(max_new_tokens=8))         # errors are not cached: the rerun asks again
+    assert c.finish_reason == 'error' and 'BadRequest' in c.error and len(srv.requests) == 4   # a 400 is not retried
+    [[c]] = be.generate(['q'], Sampling(max_new_tokens=8))
+    assert c.finish_reason == 'stop' and not c.cached and len(be.cache) == 1
+
+
+def test_openai_bounded_concurrency_keeps_order(api):
+    srv = api(['ok_slow']*6, slow=0.3)
+    be = client(srv.url, concurrency=2, timeout=5)
+    qs = [f'q{i}' for i in range(6)]
+    out = be.generate(qs, Sampling(max_new_tokens=8))
+    assert [cs[0].text for cs in out] == [f'echo: q{i}' for i in range(6)]
+    assert srv.max_inflight == 2
+
+
+def test_openai_key_comes_from_the_environment(monkeypatch):
+    monkeypatch.delenv('OPENAI_API_KEY', raising=False)
+    with pytest.raises(BackendError, match='OPENAI_API_KEY'): OpenAIBackend('gpt-4.1')
+
+
+# --- the embedded model (small: 2 prompts, a few tokens) --------------------------------------------------------
+@pytest.fixture(scope='module')
+def smol():
+    return TransformersBackend(device='cpu')
+
+
+def test_embedded_model_greedy_stop_and_cache(smol, tmp_path):
+    be = TransformersBackend(cache=tmp_path/'c.sqlite')
+    assert be.lm is smol.lm                                         # loaded once per process
+    qs = ['What is 2 + 3?', 'রিনার ৩টি কলম আছে। সে ২টি কলম কিনল। তার কয়টি কলম আছে?']
+    out = be.generate(qs, Sampling(max_new_tokens=8))
+    for [c] in out:
+        assert c.text and 1 <= c.tokens <= 8 and c.finish_reason in ('stop', 'length') and not c.cached
+        assert c.finish_reason == 'stop' or c.tokens == 8
+    assert [[c.text for c in cs] for cs in be.generate(qs[::-1], Sampling(max_new_tokens=8))[::-1]] == [[c.text for c in cs] for cs in out]
+    assert be.cache.stats() == dict(hits=2, misses=2, rows=2)
+    [[full]], [[cut]] = smol.generate(['Count from 1 to 5, one number per line.'], Sampling(max_new_tokens=12)), \
+        smol.generate(['Count from 1 to 5, one number per line.'], Sampling(max_new_tokens=12, stop='\n'))
+    assert '\n' in full.text and '\n' not in cut.text and full.text.startswith(cut.text)
+    assert cut.finish_reason == 'stop' and cut.tokens < full.tokens
+
+
+def test_embedded_sampling_is_per_sample_not_per_batch(smol):
+    s = Sampling(n=2, max_new_tokens=8, temperature=1.0, seed=3)
+    alone = smol.generate(['Name a fruit.'], s)
+    batched = smol.generate(['Write a long story about a dragon.', 'Name a fruit.'], s)
+    assert [c.text for c in alone[0]] == [c.text for c in batched[1]]
+    assert all(c.tokens <= 8 for cs in batched for c in cs)
+
+
+def test_backend_from_profile(smol, tmp_path):
+    from dagger.config import load_profile
+    be = backend_from_profile(load_profile('cpu', cache_dir=str(tmp_path)))
+    assert isinstance(be, TransformersBackend) and be.lm is smol.lm and be.cache.path == tmp_path/'completions.sqlite'
+
+
+if __name__ == '__main__' and sys.argv[1:2] == ['worker']:
+    worker(*sys.argv[2:])
