@@ -247,3 +247,29 @@ def test_training_sets_fall_back_to_gsm8k_gold(monkeypatch):
     assert len(load_training('grpo', cfg=cfg)) + 481 == 7473
     with pytest.raises(HubUnavailable): load_training('sft', cfg=cfg, source='hub')
     with pytest.raises(DataError): load_training('dpo', cfg=cfg)
+
+
+@pytest.mark.skipif(not (ROOT / 'data/distractmath/mgsm_bn.jsonl').exists(), reason='DistractMath splits not built yet')
+@pytest.mark.parametrize('name', ['mgsm_bn_distract', 'msvamp_bn_distract'])
+def test_built_distractmath_splits_carry_verified_graphs(name):
+    recs = load_split(name, cfg=load_profile('cpu'))
+    assert recs and all(r.origin.startswith('local:data/distractmath/') for r in recs)
+    assert {r.aug_type for r in recs} <= {'RED', 'OAD', 'NEED'}
+    with_graph = [r for r in recs if r.gold_graph]
+    assert len(with_graph) >= 0.95 * len(recs)
+    for r in with_graph[::25]:
+        g = from_obj(r.gold_graph, strict=True)
+        assert abs(execute(g) - r.answer) < 1e-6 * max(1, abs(r.answer))
+        added = [g.node(i) for i in declared_distractors(g) if i.startswith('x')]
+        assert len(added) == len(r.meta.get('distractor_values', added))
+
+
+def test_hub_row_variants():
+    from dagger.data import distract_record
+    row = dict(row_index=0, original_question='q', modified_question=' q plus ', ground_truth='১,২০০',
+               augmentation_type='need', added_sentences='["সে 5টি কিনতে চেয়েছিল কিন্তু কেনেনি।"]')
+    p = distract_record(row, 7, 'mgsm', 'bn', 'hub:dipta007/DistractMath-Bn/mgsm')
+    assert (p.answer, p.aug_type, p.question, p.origin) == (1200.0, 'NEED', 'q plus', 'hub:dipta007/DistractMath-Bn/mgsm#7')
+    assert p.added_sentences == ['সে 5টি কিনতে চেয়েছিল কিন্তু কেনেনি।'] and p.gold_graph is None
+    with pytest.raises(DataError, match='ground_truth'): distract_record(dict(row, ground_truth='many'), 0, 'mgsm', 'bn', 'x')
+    with pytest.raises(DataError, match='aug_type'): distract_record(dict(row, augmentation_type='MIXED'), 0, 'mgsm', 'bn', 'x')

@@ -122,6 +122,28 @@ def test_parse_verdict_malformed(text, kind):
     assert e.value.kind == kind
 
 
+# Real replies of the embedded model (SmolLM2-135M, greedy and sampled) recorded from the completion cache during the
+# stage run, with the reason each one is rejected by the generator parser and by the verifier parser.
+RECORDED_SMOLLM2 = [
+    ("I've been tasked to assist you with a math-related question, specifically one involving the problem's main person or things that have no effect on the answer. I have the following JSON-style response:\n\n{\"sentences\": [{\"sentence\": \"সে ১২ জন ছেলেমেয়ের সঙ্গে ট্যাগ খেলেন।\", \"insert_after\": 1}]\n\nString: \nI've included JSON-style code with a PHP PHP snippet that solves the math problem.\n\nPlease provide the exact JSON-",
+     ('no_sentences', 'no_verdict')),
+    ("{\n\n\"sentences\": [{\"sentence\": \"খেলে একে বিয়াদিরে অনোন চানেন একে এলো মগ্রামৈ আরার ফিত্ত্ত স্রটার্বেলগুলো এক্র্",
+     ('no_json', 'no_json')),
+    ("{\n  \"answer_match\": true,\n  \"justification\": \"one short sentence\"\n}",
+     ('no_sentences', 'no_verdict')),
+    ("{\n  \"id\": \"292845732\",\n  \"name\": \"জুলিয়া সোমবার ১৮ জন ছেল�",
+     ('no_json', 'no_json')),
+    ("{\"answers_match\": true or false, \"justification\": \"one short sentence\"}",
+     ('bad_json', 'bad_json')),
+]
+
+@pytest.mark.parametrize('text,kinds', RECORDED_SMOLLM2)
+def test_recorded_smollm2_replies(text, kinds):
+    for f, kind in zip((D.parse_sentences, D.parse_verdict), kinds):
+        with pytest.raises(D.ResponseError) as e: f(text)
+        assert e.value.kind == kind
+
+
 # --- the pipeline on recorded replies -----------------------------------------------------------------------
 class Recorded:
     "Replies chosen by the first key found in the prompt; each key's list is consumed in order (the last reply repeats)."
@@ -212,7 +234,8 @@ def test_anchors_and_facts():
 
 def test_bn_stems():
     assert D._bn_stem('কুকুরের', 'কুকুরের কাজ') == 'কুকুর'
-    assert D._bn_stem('পাখির', 'পাখির') == 'পাখি'
+    assert D._bn_stem('পাখির', 'দুটি পাখি উড়ল') == 'পাখি'
+    assert D._bn_stem('ফিগার', 'x') == 'ফিগার'
     assert D._bn_stem('ছেলেমেয়ের', 'x') == 'ছেলেমেয়ে'
     assert D._bn_stem('ডিমগুলি', 'ডিম খান') == 'ডিম'
 

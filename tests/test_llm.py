@@ -237,6 +237,18 @@ def test_openai_key_comes_from_the_environment(monkeypatch):
 
 
 # --- the embedded model (small: 2 prompts, a few tokens) --------------------------------------------------------
+def test_a_killed_conversion_leaves_no_model(tmp_path):
+    models = tmp_path/'models'
+    p = subprocess.Popen([sys.executable, '-c', 'from dagger.llm import embedded_model_path; embedded_model_path()'],
+                         env=os.environ | {'DAGGER_CACHE': str(tmp_path)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and p.poll() is None and not list(models.glob('.smollm2-135m-instruct.tmp-*')): time.sleep(0.1)
+    time.sleep(1.0)                                                 # well inside the ~30 s conversion
+    p.send_signal(signal.SIGKILL); p.wait()
+    assert p.returncode == -signal.SIGKILL and list(models.glob('.smollm2-135m-instruct.tmp-*'))
+    assert not (models/'smollm2-135m-instruct').exists()           # a half-converted model is never in place
+
+
 @pytest.fixture(scope='module')
 def smol():
     return TransformersBackend(device='cpu')

@@ -1,0 +1,421 @@
+"""Property tests of dagger.graph: random valid graphs against an independent exact evaluator, random corruptions,
+hostile text for the reward, and the limits (long chains, huge powers)."""
+import json, math, random
+from decimal import Decimal, localcontext
+from fractions import Fraction
+import pytest
+from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
+
+from dagger.graph import (OPS, ExecutionError, Graph, GraphError, ParseError, declared_distractors, execute,
+                          format_graph, from_obj, is_correct, op_count, parse, reward, reward_parts, unreachable)
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+FMAX = 1.7976931348623157e308
+TOL = Fraction(1, 10**9)
+BIG = Fraction(10**200)
+
+# ---------------------------------------------------------------------------------------------------------------
+# An independent evaluator: exact rational arithmetic on the expression tree, plus a flag saying whether the
+# executor's float arithmetic is exact there (IEEE operations are correctly rounded, so a float result is exact
+# whenever its inputs are and the exact result is representable). Where a discontinuity (floor, a zero divisor,
+# an integrality test) meets an inexact value close to it, float and exact answers may legitimately differ:
+# those examples are rejected with assume().
+
+
+class Expected(Exception):
+    def __init__(self, kind): self.kind = kind
+
+
+def representable(f: Fraction) -> bool:
+    try: return Fraction(float(f)) == f
+    except OverflowError: return False
+
+
+def near(f: Fraction, target: Fraction, scale) -> bool:
+    return abs(f - target) <= TOL * max(1, scale)
+
+
+def exact_eval(obj) -> tuple[Fraction, bool, Fraction]:
+    "Value of final_result as (Fraction, float-exact?, largest magnitude seen); raises Expected(kind)."
+    nodes = {n['id']: n for n in obj['nodes']}
+    memo, scale = {}, [Fraction(1)]
+
+    def ev(i, path=()):
+        if i in memo: return memo[i]
+        if i in path: raise Expected('cycle')
+        if i not in nodes: raise Expected('missing_node')
+        n = nodes[i]; op = n.get('op', ''); args = n.get('args') or []
+        if op not in OPS: raise Expected('unknown_op')
+        lo, hi = OPS[op]
+        if len(args) < lo or (hi is not None and len(args) > hi): raise Expected('arity')
+        if op == 'const':
+            v = n.get('val')
+            if v is None: raise Expected('bad_const')
+            r = (Fraction(v), True)
+        else:
+            xs = [ev(a, path + (i,)) for a in args]
+            r = apply(op, [x[0] for x in xs], all(x[1] for x in xs), scale[0])
+        assume(abs(r[0]) < BIG)  # overflow is tested separately
+        scale[0] = max(scale[0], abs(r[0]))
+        memo[i] = r
+        return r
+
+    v, ex = ev('final_result')
+    return v, ex, scale[0]
+
+
+def guard(exact, f, target, scale):
+    "Reject the example when an inexact value sits at a discontinuity."
+    if not exact: assume(not near(f, target, scale))
+
+
+def apply(op, xs, exact, scale):
+    if op == 'identity': return xs[0], exact
+    if op in ('add', 'sum'):
+        v = sum(xs, Fraction(0)); return v, exact and representable(v)
+    if op == 'sub':
+        v = xs[0] - xs[1]; return v, exact and representable(v)
+    if op == 'mul':
+        v, ok = Fraction(1), exact
+        for x in xs: v *= x; ok = ok and representable(v)
+        return v, ok
+    if op in ('div', 'mod'):
+        guard(exact, xs[1], Fraction(0), scale)
+        if xs[1] == 0: raise Expected('division_by_zero' if op == 'div' else 'modulo_by_zero')
+        v = xs[0] / xs[1] if op == 'div' else xs[0] - xs[1] * math.floor(xs[0] / xs[1])
+        if op == 'mod' and not exact: guard(exact, xs[0] / xs[1], Fraction(round(xs[0] / xs[1])), scale)
+        return v, exact and representable(v)
+    if op == 'mean':
+        s = sum(xs, Fraction(0)); v = s / len(xs); return v, exact and representable(s) and representable(v)
+    if op == 'min': return min(xs), exact
+    if op == 'max': return max(xs), exact
+    if op == 'abs':
+        v = abs(xs[0]) if len(xs) == 1 else abs(xs[0] - xs[1]); return v, exact and representable(v)
+    if op in ('floor', 'ceil', 'round'):
+        x = xs[0]
+        if op == 'round':
+            guard(exact, x - math.floor(x), Fraction(1, 2), scale)
+            v = Fraction(math.floor(abs(x) + Fraction(1, 2))) * (1 if x >= 0 else -1)
+        else:
+            guard(exact, x, Fraction(round(x)), scale)
+            v = Fraction(math.floor(x) if op == 'floor' else math.ceil(x))
+        return v, exact
+    if op == 'sqrt':
+        x = xs[0]
+        guard(exact, x, Fraction(0), scale)
+        if x < 0: raise Expected('sqrt_negative')
+        n, d = math.isqrt(x.numerator), math.isqrt(x.denominator)
+        if n * n == x.numerator and d * d == x.denominator:
+            v = Fraction(n, d); return v, exact and representable(v)
+        with localcontext() as c:
+            c.prec = 50; v = Fraction(Decimal(x.numerator).sqrt() / Decimal(x.denominator).sqrt())
+        return v, False
+    if op == 'pow':
+        b, e = xs
+        assume(exact and e.denominator == 1 and abs(e) <= 3)  # the generator only makes small integral exponents
+        if b == 0 and e < 0: raise Expected('division_by_zero')
+        v = b ** int(e); return v, representable(v)
+    if op in ('gcd', 'lcm'):
+        assume(exact)
+        if any(x.denominator != 1 for x in xs): raise Expected('non_integral')
+        ints = [int(x) for x in xs]
+        v = math.gcd(*ints) if op == 'gcd' else math.lcm(*ints)
+        return Fraction(v), representable(Fraction(v))
+    raise AssertionError(op)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Random graphs
+
+VALUES = st.one_of(st.integers(-60, 60), st.integers(-240, 240).map(lambda k: k / 8), st.sampled_from([0.1, 2.5, 45.6, 1e6]))
+OP_NAMES = [o for o in OPS if o != 'const']
+
+
+@st.composite
+def graphs(draw, shuffle=True):
+    "A random graph object (usually valid; the exact evaluator says what it should give)."
+    nodes, live = [], []
+    for i in range(draw(st.integers(1, 6))):
+        nodes.append({'id': f'c{i}', 'op': 'const', 'val': draw(VALUES), 'distractor': False, 'label': f'quantity {i}'})
+        live.append(f'c{i}')
+    for j in range(draw(st.integers(1, 10))):
+        op = draw(st.sampled_from(OP_NAMES))
+        lo, hi = OPS[op]
+        k = draw(st.integers(lo, min(hi or 4, 4)))
+        args = [draw(st.sampled_from(live)) for _ in range(k)]
+        if op == 'pow':
+            e = f'e{j}'
+            nodes.append({'id': e, 'op': 'const', 'val': draw(st.integers(-2, 3)), 'distractor': False, 'label': 'exponent'})
+            args[1] = e
+        nodes.append({'id': f'x{j}', 'op': op, 'args': args, 'distractor': False, 'label': op})
+        live.append(f'x{j}')
+    nodes.append({'id': 'final_result', 'op': 'identity', 'args': [live[-1]], 'distractor': False, 'label': 'answer'})
+    for d in range(draw(st.integers(0, 3))):  # distractors, some of which would fail if they were evaluated
+        bad = draw(st.booleans())
+        nodes.append({'id': f'd{d}', 'op': 'div' if bad else 'const', 'args': ['c0', 'zero'] if bad else [],
+                      'val': None if bad else draw(VALUES), 'distractor': True, 'label': 'distractor'})
+    if any(n['op'] == 'div' and n['distractor'] for n in nodes):
+        nodes.append({'id': 'zero', 'op': 'const', 'val': 0, 'distractor': True, 'label': 'zero'})
+    for n in nodes:
+        if n.get('val') is None: n.pop('val', None)
+    if shuffle and draw(st.booleans()): draw(st.randoms(use_true_random=False)).shuffle(nodes)
+    return {'nodes': nodes}
+
+
+def outcome(obj):
+    try: return ('value',) + exact_eval(obj)
+    except Expected as e: return ('error', e.kind)
+
+
+def check_value(got: float, v: Fraction, exact: bool, scale: Fraction):
+    if exact: assert got == float(v), (got, v)
+    else: assert abs(Fraction(got) - v) <= Fraction(1, 10**9) * max(1, scale), (got, float(v))
+
+
+@SETTINGS
+@given(graphs())
+def test_random_graphs_match_the_exact_evaluator(obj):
+    want = outcome(obj)
+    event(want[0] if want[0] == 'value' else want[1])
+    g = from_obj(obj, strict=True)
+    if want[0] == 'value':
+        check_value(execute(g), *want[1:])
+    else:
+        with pytest.raises(ExecutionError) as e: execute(g)
+        assert e.value.kind == want[1]
+
+
+@SETTINGS
+@given(graphs())
+def test_text_round_trip_strict_and_lenient(obj):
+    want = outcome(obj)
+    assume(want[0] == 'value')
+    text = 'Here is the graph.\n' + format_graph(obj) + '\nDone.'
+    for strict in (True, False):
+        g = parse(text, strict=strict)
+        assert g.repairs == []
+        check_value(execute(g), *want[1:])
+    assert reward(text, float(want[1])) == (2.0 if len(obj['nodes']) >= 3 else 0.0)
+
+
+ALIASES = {'mul': 'multiply', 'sub': 'subtract', 'div': 'divide', 'add': 'plus', 'mean': 'average', 'pow': 'power'}
+BN = str.maketrans('0123456789', '০১২৩৪৫৬৭৮৯')
+
+
+@SETTINGS
+@given(graphs(shuffle=False), st.sets(st.sampled_from(['alias', 'case', 'bangla', 'units', 'trailing', 'quotes', 'no_final']), min_size=1))
+def test_repairable_outputs_give_the_same_value_and_name_their_repairs(obj, kinds):
+    want = outcome(obj)
+    assume(want[0] == 'value')
+    obj = json.loads(json.dumps(obj))
+    nodes, expect = obj['nodes'], set()
+    if 'no_final' in kinds:
+        final = next(n for n in nodes if n['id'] == 'final_result')
+        nodes.remove(final)
+        answer = final['args'][0]
+        assume(not any(answer in n.get('args', []) for n in nodes))  # the answer node must be a sink ...
+        assume(all(n['distractor'] for n in nodes[[n['id'] for n in nodes].index(answer) + 1:]))  # ... and the last one
+        expect.add('missing_final_result')
+    for n in nodes:
+        if 'alias' in kinds and n['op'] in ALIASES: n['op'] = ALIASES[n['op']]; expect.add('op_alias')
+        elif 'case' in kinds and n['op'] != 'const': n['op'] = n['op'].upper(); expect.add('op_case')
+        if n['op'] == 'const' and not n['distractor'] and float(n['val']).is_integer() and n['val'] >= 0:
+            if 'bangla' in kinds: n['val'] = str(int(n['val'])).translate(BN); expect |= {'bangla_digits', 'val_string'}
+            elif 'units' in kinds: n['val'] = f"{int(n['val'])} টাকা"; expect |= {'unit_suffix', 'val_string'}
+    text = format_graph(obj)
+    if 'trailing' in kinds: text = text.replace('}\n]}', '},\n]}'); expect.add('trailing_comma')
+    if 'quotes' in kinds: text = text.replace('"id"', "'id'"); expect.add('single_quotes')
+    g = parse(text)
+    assert set(g.repairs) == expect
+    check_value(execute(g), *want[1:])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Corruptions: each must raise GraphError with the right kind, and nothing else.
+
+def needed(obj):
+    g = from_obj(obj)
+    dead = set(unreachable(g))
+    return [n for n in obj['nodes'] if n['id'] not in dead]
+
+
+@SETTINGS
+@given(graphs(), st.sampled_from(['missing', 'cycle', 'unknown', 'arity', 'bad_const', 'duplicate', 'no_final']), st.randoms(use_true_random=False))
+def test_corruptions_raise_the_right_graph_error(obj, kind, rnd):
+    assume(outcome(obj)[0] == 'value')
+    obj = json.loads(json.dumps(obj))
+    nodes, need = obj['nodes'], needed(obj)
+    ops = [n for n in need if n['op'] != 'const']
+    consts = [n for n in need if n['op'] == 'const']
+    if kind == 'missing':
+        victim = rnd.choice([n for n in need if n['id'] != 'final_result'])
+        nodes.remove(victim); exc, want = ExecutionError, 'missing_node'
+    elif kind == 'cycle':
+        rnd.choice(ops)['args'][0] = 'final_result'; exc, want = ExecutionError, 'cycle'
+    elif kind == 'unknown':
+        rnd.choice(ops)['op'] = 'ratio_split'; exc, want = ExecutionError, 'unknown_op'
+    elif kind == 'arity':
+        rnd.choice(ops)['args'] = []; exc, want = ExecutionError, 'arity'
+    elif kind == 'bad_const':
+        assume(consts); rnd.choice(consts).pop('val'); exc, want = ExecutionError, 'bad_const'
+    elif kind == 'duplicate':
+        nodes.append(dict(rnd.choice(nodes))); exc, want = ParseError, 'duplicate_id'
+    else:
+        nodes.remove(next(n for n in nodes if n['id'] == 'final_result')); exc, want = ParseError, 'no_final_result'
+    text = format_graph(obj)
+    with pytest.raises(exc) as e: execute(parse(text, strict=True))
+    assert e.value.kind == want
+    if kind != 'no_final':  # lenient mode repairs a missing final_result
+        with pytest.raises(exc) as e: execute(parse(text))
+        assert e.value.kind == want
+
+
+def only_graph_errors(text):
+    "parse+execute either give a finite float or raise GraphError; anything else propagates and fails the test."
+    for strict in (False, True):
+        try: v = execute(parse(text, strict=strict))
+        except GraphError: continue
+        assert isinstance(v, float) and math.isfinite(v)
+
+
+@SETTINGS
+@given(graphs(), st.randoms(use_true_random=False), st.integers(1, 8))
+def test_mangled_text_raises_only_graph_errors(obj, rnd, n_edits):
+    text = list(format_graph(obj))
+    junk = list('{}[]",:\'0123456789.-eE ntrufalsএ০৫`\\') + ['null', 'true', 'NaN', '1e999', '```', '"nodes"', '"args"', '"op"']
+    for _ in range(n_edits):
+        i = rnd.randrange(len(text) + 1)
+        r = rnd.random()
+        if r < 0.4 and text: del text[min(i, len(text) - 1)]
+        elif r < 0.8: text.insert(i, rnd.choice(junk))
+        else: text = text[:i]
+    only_graph_errors(''.join(text))
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+                           lambda c: st.lists(c, max_size=4) | st.dictionaries(st.sampled_from(['id', 'op', 'args', 'val', 'nodes', 'distractor', 'label', 'x']), c, max_size=5),
+                           max_leaves=20)
+
+
+@SETTINGS
+@given(json_values)
+def test_arbitrary_json_raises_only_graph_errors(value):
+    body = json.dumps({'nodes': value} if not isinstance(value, dict) else value)
+    only_graph_errors('```json\n' + body + '\n```')
+    try: from_obj(value)
+    except GraphError: pass
+
+
+@SETTINGS
+@given(st.one_of(st.text(), st.binary().map(lambda b: b.decode('utf-8', 'replace')), json_values.map(lambda v: '```json\n' + json.dumps(v) + '```')),
+       st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.sampled_from(['42', '৪২', '1,000', 'x'])))
+def test_reward_never_raises_and_stays_in_its_set(text, gold):
+    parts = reward_parts(text, gold)
+    assert parts['total'] in (0.0, 0.5, 1.0, 2.0)
+    assert parts['total'] == parts['format'] + parts['execution'] + parts['accuracy']
+    assert reward(text, gold) == parts['total']
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Worked cases and limits
+
+PEN = {'nodes': [
+    {'id': 'n1', 'op': 'const', 'val': 122195, 'distractor': False, 'label': 'মিনার কলম'},
+    {'id': 'n2', 'op': 'const', 'val': 25084, 'distractor': True, 'label': 'রাজুর কলম'},
+    {'id': 'n5', 'op': 'const', 'val': 45.6, 'distractor': False, 'label': 'প্রতিটি কলমের দাম'},
+    {'id': 'total_money', 'op': 'mul', 'args': ['n1', 'n5'], 'distractor': False, 'label': 'মিনার মোট টাকা'},
+    {'id': 'final_result', 'op': 'identity', 'args': ['total_money'], 'distractor': False, 'label': 'চূড়ান্ত উত্তর'}]}
+
+
+def test_reward_levels():
+    text = format_graph(PEN)
+    assert reward(text, 5572092) == 2.0 and reward(text, '৫৫,৭২,০৯২') == 2.0
+    assert reward(text, 42) == 1.0
+    assert reward(text.replace('"mul"', '"multiply"'), 5572092) == 0.5  # strict: the format is right, execution fails
+    assert reward(text.replace('```json', '```'), 5572092) == 0.0
+    assert reward_parts(text, 42) == {'format': 0.5, 'execution': 0.5, 'accuracy': 0.0, 'total': 1.0}
+    assert reward([{'role': 'assistant', 'content': text}], 5572092) == 2.0
+
+
+def test_inspection_helpers():
+    g = from_obj(PEN)
+    assert (op_count(g), declared_distractors(g), unreachable(g)) == (1, ['n2'], ['n2'])
+    assert from_obj(PEN).to_obj() == PEN
+
+
+def test_a_50000_node_chain():
+    nodes = [{'id': 'n0', 'op': 'const', 'val': 0}, {'id': 'one', 'op': 'const', 'val': 1}]
+    nodes += [{'id': f'n{i}', 'op': 'add', 'args': [f'n{i - 1}', 'one']} for i in range(1, 50_000)]
+    nodes.append({'id': 'final_result', 'op': 'identity', 'args': ['n49999']})
+    random.Random(0).shuffle(nodes)  # order does not matter
+    assert execute(from_obj({'nodes': nodes})) == 49_999.0
+    assert execute(parse('```json\n' + json.dumps({'nodes': nodes}) + '\n```', strict=True)) == 49_999.0
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize('base,exp,kind', [(10, 1e9, 'pow_bounds'), (1e10, 400, 'pow_bounds'), (9, 99999999999, 'pow_bounds'),
+                                           (-8, 1 / 3, 'non_real'), (0, -1, 'division_by_zero')])
+def test_pow_fails_fast(base, exp, kind):
+    g = from_obj({'nodes': [{'id': 'b', 'op': 'const', 'val': base}, {'id': 'e', 'op': 'const', 'val': exp},
+                            {'id': 'final_result', 'op': 'pow', 'args': ['b', 'e']}]})
+    with pytest.raises(ExecutionError) as e: execute(g)
+    assert (e.value.kind, e.value.node) == (kind, 'final_result')
+
+
+@pytest.mark.timeout(20)
+def test_huge_lcm_and_products_fail_fast():
+    primes = [1e15 + k for k in (37, 91, 159, 187, 223, 241, 249, 259, 273, 279, 297, 313, 357, 391, 421, 489, 507, 519, 603, 613, 619)]
+    nodes = [{'id': f'p{i}', 'op': 'const', 'val': p} for i, p in enumerate(primes * 500)]
+    nodes.append({'id': 'final_result', 'op': 'lcm', 'args': [n['id'] for n in nodes]})
+    with pytest.raises(ExecutionError) as e: execute(from_obj({'nodes': nodes}))
+    assert e.value.kind == 'non_finite'
+    nodes[-1]['op'] = 'mul'
+    with pytest.raises(ExecutionError) as e: execute(from_obj({'nodes': nodes}))
+    assert e.value.kind == 'non_finite'
+
+
+@pytest.mark.timeout(20)
+def test_hostile_text_is_a_parse_error():
+    for text in ['```json\n' + '[' * 100_000 + ']' * 100_000 + '\n```', '{' * 100_000 + '"nodes"', '```json\n{"nodes": 1e999}\n```',
+                 '```json\n{"nodes": [{"id": "final_result", "op": "const", "val": 1e999}]}\n```', '\ud800```json', '']:
+        only_graph_errors(text)
+
+
+def test_semantics_decided():
+    def run(op, *vals):
+        nodes = [{'id': f'a{i}', 'op': 'const', 'val': v} for i, v in enumerate(vals)]
+        nodes.append({'id': 'final_result', 'op': op, 'args': [n['id'] for n in nodes]})
+        return execute(from_obj({'nodes': nodes}))
+    assert [run('round', x) for x in (2.5, -2.5, 3.5, 0.49999999999999994)] == [3.0, -3.0, 4.0, 0.0]
+    assert run('mod', -7, 3) == 2.0 and run('abs', 3, 10) == 7.0 and run('abs', -4) == 4.0
+    assert run('gcd', 12, 18, 27) == 3.0 and run('lcm', 4, 6) == 12.0 and run('mean', 1, 2) == 1.5
+    with pytest.raises(ExecutionError, match='non_integral'): run('gcd', 2.5, 5)
+    assert is_correct(5572092.000001, '৫৫,৭২,০৯২') and not is_correct(None, 1) and is_correct('1,000', 1000)
+    with pytest.raises(ValueError): is_correct(1, 'one')
+
+
+def test_strict_and_lenient_on_figure_one():
+    fig1 = {'nodes': [{'id': 'mina', 'val': 122195}, {'id': 'price', 'val': 45.6},
+                      {'id': 'asked', 'val': 1126, 'distractor': True},
+                      {'id': 'total', 'op': 'mul', 'args': ['mina', 'price']}, {'id': 'final', 'op': 'identity', 'args': ['total']}]}
+    text = 'Sure: ' + json.dumps(fig1)
+    with pytest.raises(ParseError): parse(text, strict=True)
+    g = parse(text)
+    assert g.repairs == ['unfenced', 'missing_op_const', 'missing_final_result']
+    assert is_correct(execute(g), 5572092)
+    # strict mode keeps the op-less inputs as they are; execution then refuses them
+    fenced = '```json\n' + json.dumps({'nodes': fig1['nodes'] + [{'id': 'final_result', 'op': 'identity', 'args': ['final']}]}) + '\n```'
+    with pytest.raises(ExecutionError) as e: execute(parse(fenced, strict=True))
+    assert e.value.kind == 'unknown_op'
+    assert reward(fenced, 5572092) == 0.5
+
+
+def test_plot_graph_draws_every_node():
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    from dagger.graph import plot_graph
+    ax = plot_graph(PEN)
+    texts = [t.get_text() for t in ax.texts if t.get_text()]
+    assert len(texts) == len(PEN['nodes']) and any('5,572,092' in t for t in texts)
+    plt.close('all')
