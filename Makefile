@@ -34,7 +34,7 @@ check-sync: install
 	@git diff --quiet -- dagger || { git --no-pager diff --stat -- dagger; echo "dagger/ differs from the notebooks: run nbdev-export and commit"; exit 1; }
 
 test-notebooks: install
-	$(VENV)/bin/nbdev-test --n_workers 2 --timing
+	$(VENV)/bin/nbdev-test --n-workers 2 --timing
 
 test-pytest: install
 	$(VENV)/bin/pytest tests

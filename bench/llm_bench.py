@@ -7,8 +7,8 @@ question (~40 prompt tokens with the chat template) and a long Bangla word probl
 (300-520 prompt tokens: Bangla costs ~7 tokens a word), with no completion cache. Tokens/s = generated tokens
 (our output-token definition: generated ids without end-of-sequence) / wall time of the `generate` call, after a
 warm-up call. Conditions:
-  batch 1 | batch 8 with prompts sorted by length (the default) | batch 8 in the given order (no bucketing),
-each in this process (OMP_WAIT_POLICY=PASSIVE, which dagger.llm sets). With --compare-policy, batch 8 also runs in
+  batch 8 with prompts sorted by length (the default) | batch 8 in the given order (no bucketing) | batch 1,
+and batch 8 on short English prompts only (decode-bound, comparable with docs/cpu-notes.md), each in this process (OMP_WAIT_POLICY=PASSIVE, which dagger.llm sets). With --compare-policy, batch 8 also runs in
 two child processes, OMP_WAIT_POLICY=PASSIVE and ACTIVE (OpenMP's spinning default), to record what the policy is
 worth on shared CPUs (a child that does not finish within --policy-timeout seconds is recorded as timed out).
 The machine's CPUs are shared with other jobs: the load average before and after each condition is stored with it,
@@ -31,17 +31,18 @@ LONG = ['রিনার কাছে {a}টি কলম আছে।', 'তা
         'তাদের স্কুলে মোট {a} জন ছাত্রছাত্রী পড়ে।', 'এখন রিনার কাছে কয়টি কলম আছে?']
 
 
-def prompts(n: int) -> list[str]:
+def prompts(n: int, short_only: bool = False) -> list[str]:
     "n prompts alternating short English questions and long Bangla problems with distractors (deterministic)."
     out = []
     for i in range(n):
         a, b = 3 + 7*i % 50, 2 + 3*i % 20
-        if i % 2 == 0: out.append(SHORT[i//2 % len(SHORT)].format(a=a, b=b))
+        if short_only: out.append(SHORT[i % len(SHORT)].format(a=a, b=b))
+        elif i % 2 == 0: out.append(SHORT[i//2 % len(SHORT)].format(a=a, b=b))
         else: out.append(' '.join(s.format(a=a, b=b) for s in LONG[:i//2 % 4 + 3]) + ' ' + LONG[-1])
     return out
 
 
-def measure(batch: int, sort: bool, qs: list[str], new_tokens: int) -> dict:
+def measure(batch: int, sort: bool, qs: list[str], new_tokens: int, workload: str = 'mixed') -> dict:
     "Tokens/s of one greedy generate call over `qs`, with the CPU time it got (cpu_share 1.0 = all its threads busy)."
     import torch
     be = TransformersBackend(device='cpu', batch_size=batch, sort_by_length=sort)
@@ -51,7 +52,7 @@ def measure(batch: int, sort: bool, qs: list[str], new_tokens: int) -> dict:
     out = be.generate(qs, Sampling(max_new_tokens=new_tokens))
     dt, cpu = time.perf_counter() - t, time.process_time() - cpu
     toks = sum(c.tokens for [c] in out)
-    return dict(batch=batch, sorted=sort, omp_wait_policy=os.environ.get('OMP_WAIT_POLICY'), prompts=len(qs),
+    return dict(workload=workload, batch=batch, sorted=sort, omp_wait_policy=os.environ.get('OMP_WAIT_POLICY'), prompts=len(qs),
                 prompt_tokens=[len(be.encode([{'role': 'user', 'content': q}])) for q in qs],
                 generated_tokens=toks, seconds=round(dt, 2), tokens_per_s=round(toks/dt, 1),
                 cpu_seconds=round(cpu, 2), cpu_share=round(cpu/(dt*torch.get_num_threads()), 2),
@@ -85,12 +86,19 @@ def main():
     qs, runs = prompts(args.prompts), []
     for batch, sort in [(8, True), (8, False), (1, True)]:
         runs.append(measure(batch, sort, qs, args.new_tokens)); print(json.dumps(runs[-1]), flush=True)
-    b8, b8u, b1 = runs
+    runs.append(measure(8, True, prompts(args.prompts, short_only=True), args.new_tokens, 'short'))
+    print(json.dumps(runs[-1]), flush=True)
+    b8, b8u, b1, short = runs
+    per_cpu_s = lambda r: round(r['generated_tokens']/r['cpu_seconds'], 1)
     summary = dict(tokens_per_s_batch8=b8['tokens_per_s'], tokens_per_s_batch1=b1['tokens_per_s'],
+                   tokens_per_s_batch8_short_prompts=short['tokens_per_s'],
                    batch8_over_batch1=round(b8['tokens_per_s']/b1['tokens_per_s'], 2),
                    bucketing_gain=round(b8['tokens_per_s']/b8u['tokens_per_s'], 2),
+                   tokens_per_cpu_s={'batch8': per_cpu_s(b8), 'batch8_unsorted': per_cpu_s(b8u), 'batch1': per_cpu_s(b1),
+                                     'batch8_short_prompts': per_cpu_s(short)},
+                   cpu_share=[r['cpu_share'] for r in runs],
                    target_50_tokens_per_s_at_batch8=b8['tokens_per_s'] >= 50,
-                   loadavg_during=[b1['loadavg_before'], max(r['loadavg_after'] for r in runs)])
+                   loadavg_during=[b8['loadavg_before'], max(r['loadavg_after'] for r in runs)])
     policy = []
     if args.compare_policy:
         for pol in ['PASSIVE', 'ACTIVE']:

@@ -53,6 +53,7 @@ class Profile:
     eval_methods: tuple = ('cot', 'dagger', 'pot')   # evaluation methods (05_evaluation): cot reasoning dagger pot got
     eval_splits: tuple = ('mgsm_bn', 'msvamp_bn', 'mgsm_bn_distract', 'msvamp_bn_distract', 'mgsm_en', 'msvamp_en')
     eval_max_new_tokens: int = 0        # cap on every method's new-token budget; 0 = the paper's budgets
+    eval_n: int = 0                     # problems per split in the evaluation stage: the first eval_n of the n_eval sample; 0 = all of it
 
     def _path(self, s: str) -> Path:
         p = Path(s.format(profile=self.name))
@@ -104,12 +105,16 @@ def load_profile(name: str = 'cpu', path: str | Path | None = None, **overrides)
     return Profile(**{k: _cast(k, types[k], v) for k, v in values.items() if k != 'name'}, name=name)
 
 # %% ../nbs/config.ipynb #3d67ca94
+def _umask() -> int:
+    mask = os.umask(0); os.umask(mask); return mask
+
 def atomic_write_text(path: str | Path, text: str) -> Path:
     "Write `text` to `path` atomically, creating parent folders."
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
     try:
         with os.fdopen(fd, 'w', encoding='utf-8') as f: f.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True); raise

@@ -614,9 +614,14 @@ _bn_font_cache: list = []
 def bengali_font() -> str | None:
     "The family name of an installed font with Bengali glyphs, or None."
     if not _bn_font_cache:
-        from matplotlib import font_manager
-        names = sorted({f.name for f in font_manager.fontManager.ttflist})
-        _bn_font_cache.append(next((n for n in names if any(k in n for k in _BN_FONT_NAMES)), None))
+        from matplotlib import font_manager as fm
+        def find(): return next((n for n in sorted({f.name for f in fm.fontManager.ttflist}) if any(k in n for k in _BN_FONT_NAMES)), None)
+        name = find()
+        if name is None:  # a font installed after matplotlib built its font cache is not in the cache yet
+            for path in fm.findSystemFonts():
+                if any(k.replace(' ', '') in path.replace(' ', '') for k in _BN_FONT_NAMES): fm.fontManager.addfont(path)
+            name = find()
+        _bn_font_cache.append(name)
     return _bn_font_cache[0]
 
 def _show_label(node: dict) -> str:
@@ -660,6 +665,21 @@ def _box(n: dict, dead: set, value, status) -> tuple[str, str]:
     elif n['id'] in dead: kind = 'unused'
     return kind, text
 
+def _positions(rows: dict, width: dict, idx: dict) -> dict:
+    "x, y of every box: the inputs packed side by side, every later node under the mean of its arguments, no overlaps."
+    pos = {}
+    for d in sorted(rows):
+        ids = rows[d]
+        if d == 0:
+            x = -sum(width[i] for i in ids) / 2
+            for i in ids: pos[i] = (x + width[i] / 2, 0); x += width[i]
+            continue
+        want = {i: sum(pos[a][0] for a in idx[i]['args'] if a in pos) / max(1, sum(a in pos for a in idx[i]['args'])) for i in ids}
+        right = -math.inf
+        for i in sorted(ids, key=want.get):
+            x = max(want[i], right + width[i] / 2); pos[i] = (x, -d); right = x + width[i] / 2
+    return pos
+
 def plot_graph(graph, ax=None, title: str | None = None):
     "Draw the graph as in the paper's Figure 1: inputs → operations → final_result; distractors set apart."
     import matplotlib.pyplot as plt
@@ -674,11 +694,9 @@ def plot_graph(graph, ax=None, title: str | None = None):
     width = {i: 2.5 + 0.62 * max(len(l) for l in t.split('\n')) for i, (_, t) in boxes.items()}
     rows = {}
     for i in sorted(idx, key=lambda i: (i in dead, order[i])): rows.setdefault(depth[i], []).append(i)
-    pos = {}
-    for d, ids in rows.items():
-        x = -sum(width[i] for i in ids) / 2
-        for i in ids: pos[i] = (x + width[i] / 2, -d); x += width[i]
-    W, nrow = max(sum(width[i] for i in ids) for ids in rows.values()), max(rows) + 1
+    pos = _positions(rows, width, idx)
+    lo, hi = min(pos[i][0] - width[i] / 2 for i in pos), max(pos[i][0] + width[i] / 2 for i in pos)
+    W, nrow = hi - lo, max(rows) + 1
     if ax is None: _, ax = plt.subplots(figsize=(max(5, 0.1 * W), 1.4 + 1.2 * nrow))
     bn = bengali_font()
     for i, (kind, text) in boxes.items():
@@ -691,7 +709,7 @@ def plot_graph(graph, ax=None, title: str | None = None):
         for a in n['args']:
             if a in pos: ax.annotate('', xy=pos[n['id']], xytext=pos[a], zorder=1, arrowprops=dict(
                 arrowstyle='-|>', color='#9e9e9e' if a in dead else '#4a5568', shrinkA=16, shrinkB=16, lw=1.2))
-    ax.set_xlim(-W / 2 - 1, W / 2 + 1); ax.set_ylim(-(nrow - 1) - 0.6, 0.6); ax.axis('off')
+    ax.set_xlim(lo - 1, hi + 1); ax.set_ylim(-(nrow - 1) - 0.6, 0.6); ax.axis('off')
     shown = ['const', 'op', 'distractor', 'final'] + [k for k in ('unused', 'misused') if any(b[0] == k for b in boxes.values())]
     ax.legend(handles=[Patch(label=_LEGEND[k], **_STYLES[k]) for k in shown], loc='upper center',
               bbox_to_anchor=(0.5, 0.0), ncol=len(shown), fontsize=8, frameon=False)

@@ -419,3 +419,13 @@ def test_plot_graph_draws_every_node():
     texts = [t.get_text() for t in ax.texts if t.get_text()]
     assert len(texts) == len(PEN['nodes']) and any('5,572,092' in t for t in texts)
     plt.close('all')
+
+
+def test_bangla_labels_fall_back_to_ids_without_a_bengali_font(monkeypatch):
+    import dagger.graph as G
+    node = from_obj(PEN).node('n1')
+    monkeypatch.setattr(G, '_bn_font_cache', [None])
+    assert G._show_label(node) == 'n1'
+    monkeypatch.setattr(G, '_bn_font_cache', ['Noto Sans Bengali'])
+    assert G._show_label(node) == 'মিনার কলম'
+    assert G._show_label({'id': 'x', 'label': "Mina's pens"}) == "Mina's pens"
