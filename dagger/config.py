@@ -17,7 +17,8 @@ class ConfigError(ValueError):
 def project_root(start: str | Path | None = None) -> Path:
     "The repository root: `$DAGGER_ROOT`, else the nearest folder above `start` (or the cwd, or this package) with `settings.ini`."
     if os.environ.get('DAGGER_ROOT'): return Path(os.environ['DAGGER_ROOT']).resolve()
-    for s in [start, os.getcwd(), Path(__file__).parent]:
+    here = [Path(__file__).parent] if '__file__' in globals() else []
+    for s in [start, os.getcwd(), *here]:
         if s is None: continue
         p = Path(s).resolve()
         for d in [p, *p.parents]:
