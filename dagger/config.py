@@ -46,7 +46,7 @@ class Profile:
     results_dir: str = 'results/{profile}'
     figures_dir: str = 'figures'
     data_dir: str = 'data'
-    cache_dir: str = ''                 # completions + converted models; '' = $DAGGER_CACHE or ~/.cache/dagger
+    cache_dir: str = ''                 # folder of completions.sqlite; '' = $DAGGER_CACHE or ~/.cache/dagger
     api_base_url: str = ''              # OpenAI-compatible server; '' = OpenAI
     api_key_env: str = 'OPENAI_API_KEY' # the environment variable holding the API key (never the key itself)
     api_concurrency: int = 8            # API requests in flight at once
@@ -55,6 +55,14 @@ class Profile:
     eval_splits: tuple = ('mgsm_bn', 'msvamp_bn', 'mgsm_bn_distract', 'msvamp_bn_distract', 'mgsm_en', 'msvamp_en')
     eval_max_new_tokens: int = 0        # cap on every method's new-token budget; 0 = the paper's budgets
     eval_n: int = 0                     # problems per split in the evaluation stage: the first eval_n of the n_eval sample; 0 = all of it
+    teacher_n_sft: int = 256            # SFT training questions sent to the teacher (02_teacher); 0 = all
+    teacher_n_val: int = 32             # SFT validation questions sent to the teacher; 0 = all
+    teacher_n_grpo: int = 64            # GRPO prompts (questions with answers only, disjoint from SFT); 0 = all
+    sft_recipe: str = 'cpu'             # SFT hyper-parameters (03_sft): 'paper' (Table 9) or 'cpu' (fits two cores)
+    sft_n_train: int = 0                # SFT examples used (the first that fit the recipe's max length); 0 = all that fit
+    sft_eval_split: str = 'msvamp_en'   # held-out split for the before/after evaluation of the SFT stage
+    sft_eval_n: int = 16                # problems of it (seeded sample); 0 = all
+    sft_eval_max_new_tokens: int = 2048 # new-token budget of that evaluation (the paper's 2048 for SFT models)
 
     def _path(self, s: str) -> Path:
         p = Path(s.format(profile=self.name))

@@ -42,14 +42,21 @@ def test_extract_boxed(text, value):
     assert E.extract_boxed(text) == value
 
 
-def test_real_model_outputs():
-    "Outputs of the embedded model (SmolLM2-135M, CoT prompt, MGSM-bn) recorded in tests/data/eval_outputs.json."
-    from pathlib import Path
-    rows = json.loads((Path(__file__).parent/'data'/'eval_outputs.json').read_text(encoding='utf-8'))
-    assert len(rows) >= 5
-    for r in rows:
-        got = E.extract_answer(r['output'], r['lang']) if r['method'] == 'cot' else E.extract_boxed(r['output'])
-        assert got == r['expected'], (r['output'][-200:], got, r['expected'])
+# Outputs the embedded model (SmolLM2-135M-Instruct, greedy) wrote for our prompts, recorded verbatim.
+# Bangla CoT: it never reaches 'উত্তর হল' within the CPU budget and writes number words (চারটি) but no digits: no answer.
+REAL_OUTPUTS = [
+    {"src": "mgsm_bn-010 cot 192 tokens", "method": "cot", "lang": "bn", "output": "একটি নতুন প্রোগ্রাম প্রথম মাসে ডাউনলোড করা হয়েছিল। দ্বিতীয় মাসে তার প্রোগ্রামটিকে মোট কতবার ডাউনলোড করা ", "expected": None},
+    {"src": "mgsm_bn-066 cot 192 tokens", "method": "cot", "lang": "bn", "output": "একটি বাস্কেটবল টুর্নামেন্টে চারটি বিদ্যালয় একটি বিদ্যালয় একটি প্রতিটি দলে পাঠিয়েছে। সমস্ত বিদ্যালয় প্র�", "expected": None},
+    {"src": "mgsm_bn-077 cot 192 tokens", "method": "cot", "lang": "bn", "output": "একরের সারার তুলনায় অর্থার সারার তুলনায় অর্থার সারার তুলনায় অর্থার সারার তুলনায় অর্থার সারার তুলনায় অর্থ�", "expected": None},
+    {"src": "mgsm_bn-122 cot 192 tokens", "method": "cot", "lang": "bn", "output": "একরের স্যাডি সারা সপ্তাহে দুইদিনের প্রত্যেকদিনে, তিনি দুইদিনের তুলনায় বাকি সপ্তাহে দুইদিনের তুলনায় বাকি", "expected": None},
+]
+
+
+@pytest.mark.parametrize('row', REAL_OUTPUTS, ids=[r['src'] for r in REAL_OUTPUTS])
+def test_real_model_outputs(row):
+    if row['method'] == 'cot': got = E.extract_answer(row['output'], row['lang'])
+    else: got = E.score_text(row['method'], row['output'], row.get('gold', 0.0), row['lang'])['error']
+    assert got == row['expected']
 
 
 # --- prompts --------------------------------------------------------------------------------------------
