@@ -4,8 +4,10 @@
 from __future__ import annotations
 import math, re, sys
 from itertools import chain
+from operator import itemgetter
 from dataclasses import dataclass, field
-import orjson
+from typing import Literal
+import msgspec, orjson
 
 # %% auto #0
 __all__ = ['OPS', 'POW_MAX_EXPONENT', 'POW_MAX_LOG10', 'FUNCS', 'EXECUTION_KINDS', 'GraphError', 'ParseError', 'ExecutionError',
@@ -144,6 +146,10 @@ def _rep(repairs: list, name: str):
 def _text_number(s: str, repairs: list | None = None) -> float | None:
     "The number written in `s` (Bangla or ASCII digits, thousands separators, a unit after it), or None."
     t = s.translate(_BN_DIGITS)
+    u = t.replace('.', '', 1)
+    if u.isdecimal() and u.isascii():  # plain digits with at most one point: what the pattern reads, without it
+        if repairs is not None and t != s: _rep(repairs, 'bangla_digits')
+        return float(t)
     m = _NUM_TEXT.fullmatch(t)
     if not m: return None
     v = float(m.group(2).replace(',', ''))
@@ -306,20 +312,26 @@ def _sink(nodes):
         if not n['distractor'] and n['id'] not in used: return n['id']
     return None
 
+def _duplicate(idlist) -> ParseError:
+    "The error for the first id that occurs twice."
+    seen = set(); dup = next(i for i in idlist if i in seen or seen.add(i))
+    return ParseError('duplicate_id', f'id {dup!r} is used twice', node=dup)
+
 def from_obj(obj, strict: bool = False, repairs: list | None = None, _copy: bool = True) -> Graph:
     "Validate and normalise a decoded graph object `{'nodes': [...]}` (lenient: repair and record the repairs)."
     repairs = [] if repairs is None else repairs
     nodes = obj.get('nodes') if type(obj) is dict else None
     if type(nodes) is not list or not nodes: raise ParseError('schema', 'no non-empty "nodes" list')
     out, idlist, used = _normalise(nodes, strict, repairs, _copy)
+    return _resolve(out, idlist, used, obj.get('final_result'), strict, repairs)
+
+def _resolve(out, idlist, used, key, strict, repairs) -> Graph:
+    "The steps that need all ids: duplicates, numeric literals in args, the final_result (`key`: the object's own)."
     ids = dict(zip(idlist, out))
-    if len(ids) != len(out):
-        seen = set(); dup = next(i for i in idlist if i in seen or seen.add(i))
-        raise ParseError('duplicate_id', f'id {dup!r} is used twice', node=dup)
+    if len(ids) != len(out): raise _duplicate(idlist)
     if not strict and not used <= ids.keys(): out = _literal_args(out, ids, repairs)
     if 'final_result' not in ids:
         if strict: raise ParseError('no_final_result', 'no node called final_result')
-        key = obj.get('final_result')
         if isinstance(key, str) and key in ids: target = key; _rep(repairs, 'final_result_key')
         else: target = _sink(out); _rep(repairs, 'missing_final_result')
         if target is None: raise ParseError('no_final_result', 'no final_result and no unused non-distractor node')
@@ -413,12 +425,12 @@ def _fix_json_text(s: str, repairs: list) -> str:
 # %% ../nbs/01_graph.ipynb #2b1c2ceb
 _QUICK = {  # name: (pattern, replacement, a substring the text must contain for the pattern to be worth running)
     'trailing_comma': (re.compile(r',(?=\s*[\]}])'), '', ','),
-    'single_quotes': (re.compile(r"""([\[{:,]\s*)'([^'"\\\n]*)'(?=\s*[:,}\]])"""), r'\1"\2"', "'"),
-    'python_true': (re.compile(r'([:\[,]\s*)True(?=\s*[,}\]])'), r'\1true', 'True'),
-    'python_false': (re.compile(r'([:\[,]\s*)False(?=\s*[,}\]])'), r'\1false', 'False'),
-    'python_none': (re.compile(r'([:\[,]\s*)None(?=\s*[,}\]])'), r'\1null', 'None'),
-    'unquoted_keys': (re.compile(r'([{,]\s*)([A-Za-z_][A-Za-z0-9_]*)(\s*):'), r'\1"\2"\3:', ':'),
-}
+    'single_quotes': (re.compile(r"""([\[{:,]\s*)'([^'"\\\n]*)'(?=\s*[:,}\]])"""), lambda m: f'{m[1]}"{m[2]}"', "'"),
+    'python_true': (re.compile(r'([:\[,]\s*)True(?=\s*[,}\]])'), lambda m: m[1] + 'true', 'True'),
+    'python_false': (re.compile(r'([:\[,]\s*)False(?=\s*[,}\]])'), lambda m: m[1] + 'false', 'False'),
+    'python_none': (re.compile(r'([:\[,]\s*)None(?=\s*[,}\]])'), lambda m: m[1] + 'null', 'None'),
+    'unquoted_keys': (re.compile(r'([{,]\s*)([A-Za-z_][A-Za-z0-9_]*)(\s*):'), lambda m: f'{m[1]}"{m[2]}"{m[3]}:', ':'),
+}  # replacements are functions, not templates: Python 3.11 expands a template in Python for every match
 _NUMBER_VALUE = re.compile(r'(:\s*)(-?[\d০-৯]+(?:,[\d০-৯]{3})*(?:\.[\d০-৯]+)?(?:[eE][-+]?\d+)?(?:[ \t]*[^\s\d,}\]":\[{০-৯][^\s,}\]"]*)*)')
 # which quick fixes can cure each orjson complaint, in the order worth trying
 _CURES = [('trailing comma', ['trailing_comma']), ('string key', ['single_quotes', 'unquoted_keys', 'numbers']),
@@ -471,11 +483,81 @@ def _loads(payload: str, strict: bool, repairs: list, err=None):
     return obj
 
 # %% ../nbs/01_graph.ipynb #ac06438a
+class _Node(msgspec.Struct, gc=False):
+    "One node as strict mode accepts it, with an op the executor knows (the fast path's schema)."
+    id: str
+    op: Literal[tuple(OPS)]
+    args: list[str] = []
+    val: float | None = None
+    distractor: bool = False
+    label: str = ''
+
+class _Doc(msgspec.Struct, gc=False):
+    nodes: list[_Node]
+    final_result: object = None  # read only when there is no final_result node
+
+class _LooseNode(msgspec.Struct, gc=False):
+    "The same with the three things lenient mode most often repairs: any op name, text values, numbers in args."
+    id: str
+    op: str
+    args: list[str | int | float] = []
+    val: float | str | None = None
+    distractor: bool = False
+    label: str = ''
+
+class _LooseDoc(msgspec.Struct, gc=False):
+    nodes: list[_LooseNode]
+    final_result: object = None
+
+_DECODE, _DECODE_LOOSE = msgspec.json.Decoder(_Doc).decode, msgspec.json.Decoder(_LooseDoc).decode
+_ID, _OP, _ARGS, _VAL = itemgetter('id'), itemgetter('op'), itemgetter('args'), itemgetter('val')
+
+def _typed(payload, strict: bool) -> Graph | None:
+    "The fast path: the `Graph`, or None when the typed decoders refuse the text (then the general path decides)."
+    try: doc = _DECODE(payload)
+    except msgspec.ValidationError: return None if strict else _typed_loose(payload)
+    except (msgspec.MsgspecError, UnicodeError): return None
+    nodes = msgspec.to_builtins(doc.nodes)  # plain dicts with all six fields, made in C
+    if not nodes: return None
+    ids = set(map(_ID, nodes))
+    if len(ids) == len(nodes) and 'final_result' in ids and (strict or ids.issuperset(chain.from_iterable(map(_ARGS, nodes)))):
+        return Graph(nodes, [])
+    used = None if strict else set(chain.from_iterable(map(_ARGS, nodes)))
+    return _resolve(nodes, list(map(_ID, nodes)), used, doc.final_result, strict, [])
+
+def _typed_loose(payload) -> Graph | None:
+    "Lenient mode, when the exact schema was refused: decode loosely, repair the op and val columns, resolve."
+    try: doc = _DECODE_LOOSE(payload)
+    except (msgspec.MsgspecError, UnicodeError): return None
+    nodes = msgspec.to_builtins(doc.nodes)
+    if not nodes: return None
+    used = set(chain.from_iterable(map(_ARGS, nodes)))
+    if not _all_str(used) and not all(-2**63 <= x < 2**64 for x in chain.from_iterable(map(_ARGS, nodes)) if type(x) is int): return None  # orjson reads these as floats
+    ids, vals, ops, repairs = list(map(_ID, nodes)), list(map(_VAL, nodes)), list(map(_OP, nodes)), []
+    if str in set(map(type, vals)):
+        _fix_vals(ids, vals, False, repairs)
+        for n, v in zip(nodes, vals): n['val'] = v
+    if not _OP_NAMES.issuperset(ops):
+        _fix_ops(ids, ops, vals, False, repairs)
+        for n, o in zip(nodes, ops): n['op'] = o
+    return _resolve(nodes, ids, used, doc.final_result, False, repairs)
+
+# %% ../nbs/01_graph.ipynb #aa68230e
 def parse(text: str, strict: bool = False) -> Graph:
     "The graph in a model's raw output (strict: fenced, strictly valid JSON only; lenient: repaired, repairs recorded)."
     if not isinstance(text, str): raise ParseError('no_graph', f'expected text, got {type(text).__name__}')
+    try: b = text.encode()
+    except UnicodeEncodeError: return _parse_general(text, strict)  # a lone surrogate: not valid JSON text anyway
+    i, j = b.find(b'```json'), b.rfind(b'```')
+    if 0 <= i < j - 6:  # from the fence to the *last* ``` (usually the closing one)
+        g = _typed(memoryview(b)[i + 7:j], strict)
+        if g is not None: return g
+    return _parse_general(text, strict)
+
+def _parse_general(text: str, strict: bool = False) -> Graph:
+    "`parse` without the typed fast path: orjson, the text repairs if needed, then `from_obj`."
     i, j, err = text.find('```json'), text.rfind('```'), None
-    if 0 <= i < j - 6:  # fast path: from the fence to the *last* ``` (usually the closing one)
+    if 0 <= i < j - 6:  # first try from the fence to the *last* ``` (usually the closing one)
         try: return from_obj(orjson.loads(text[i + 7:j]), strict, [], _copy=False)
         except orjson.JSONDecodeError as e: err = e  # maybe more fences follow: take the first closing one below
     repairs = []

@@ -429,3 +429,84 @@ def test_bangla_labels_fall_back_to_ids_without_a_bengali_font(monkeypatch):
     monkeypatch.setattr(G, '_bn_font_cache', ['Noto Sans Bengali'])
     assert G._show_label(node) == 'মিনার কলম'
     assert G._show_label({'id': 'x', 'label': "Mina's pens"}) == "Mina's pens"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The typed fast path (msgspec) against the general path (orjson + Python checks + repairs): same nodes, same
+# repairs in the same order, or the same error kind, on valid and corrupted outputs, strict and lenient.
+
+from hypothesis import example  # noqa: E402
+from dagger.graph import _parse_general  # noqa: E402
+
+BIG_INTS = st.sampled_from([2**53 + 1, 2**63 - 1, 2**63, -2**63, -2**63 - 1, 2**64 - 1, 2**64, 10**30, -0])
+NUMBER = st.one_of(VALUES, BIG_INTS, st.floats(allow_nan=False, allow_infinity=False))
+ARG_TEXT = st.sampled_from(['c0', 'x0', 'zz', '7', '৫', ' 3 ', '1e3', '2.5 kg'])
+TYPED = {  # values of the types the typed decoders accept, some of which lenient mode must still repair
+    'op': st.sampled_from(OP_NAMES + ['const', 'MUL', 'Multiply', 'plus', 'average', 'ratio_split', ' add ']),
+    'val': st.one_of(NUMBER, st.sampled_from(['১২২', '1,126', '45.6 টাকা', '-3', 'x', '1e999', ''])),
+    'args': st.lists(st.one_of(ARG_TEXT, NUMBER), max_size=3),
+    'distractor': st.booleans(),
+    'label': st.sampled_from(['', 'মোট', 'x, "y"']),
+}
+UNTYPED = {  # anything else a model might write in a field
+    'id': st.one_of(st.sampled_from(['c0', 'x0', 'final_result', 'zz']), st.integers(0, 3), st.none()),
+    'op': st.one_of(st.sampled_from(['']), st.none(), st.integers(0, 2)),
+    'val': st.one_of(st.none(), st.booleans()),
+    'args': st.one_of(st.none(), st.sampled_from(['c0', 5, True, [True], [None]])),
+    'distractor': st.one_of(st.none(), st.sampled_from(['true', 'no', 0, 1])),
+    'label': st.one_of(st.none(), st.integers(0, 3)),
+}
+
+
+@st.composite
+def outputs(draw):
+    "A model-like output: a random graph, some of its nodes' fields replaced, dropped or added, then written as text."
+    obj = json.loads(json.dumps(draw(graphs())))
+    nodes = obj['nodes']
+    menu = TYPED if draw(st.booleans()) else UNTYPED
+    for n in draw(st.lists(st.sampled_from(nodes), max_size=3)):
+        field = draw(st.sampled_from(sorted(menu) + ['drop', 'extra']))
+        if field == 'drop': n.pop(draw(st.sampled_from(sorted(n))), None)
+        elif field == 'extra': n['note'] = draw(st.one_of(TYPED['label'], UNTYPED['label']))
+        else: n[field] = draw(menu[field])
+    if draw(st.booleans()) and draw(st.booleans()):
+        what = draw(st.sampled_from(['no_final', 'final_key', 'duplicate', 'empty']))
+        if what == 'no_final': obj['nodes'] = [n for n in nodes if n.get('id') != 'final_result']
+        elif what == 'final_key':
+            for n in nodes:
+                if n.get('id') == 'final_result': n['id'] = 'answer'
+            obj['final_result'] = draw(st.sampled_from(['answer', 'zz', None]))
+        elif what == 'duplicate': nodes.append(dict(draw(st.sampled_from(nodes))))
+        else: obj['nodes'] = []
+    text = format_graph(obj) if draw(st.booleans()) else '```json\n' + json.dumps(obj, ensure_ascii=False, indent=2) + '\n```'
+    text = draw(st.sampled_from(['', 'Here it is:\n'])) + text + draw(st.sampled_from(['', '\nDone.', '\n```\nmore\n```']))
+    edit = draw(st.sampled_from(['none'] * 6 + ['trailing', 'quotes', 'python', 'truncate', 'unfenced']))
+    if edit == 'trailing': text = text.replace('}\n]', '},\n]', 1)
+    elif edit == 'quotes': text = text.replace('"id"', "'id'")
+    elif edit == 'python': text = text.replace('true', 'True').replace('null', 'None')
+    elif edit == 'truncate': text = text[:draw(st.integers(0, len(text)))]
+    elif edit == 'unfenced': text = text.replace('```json', '')
+    return text
+
+
+def parsed(f, text, strict):
+    try: g = f(text, strict)
+    except GraphError as e: return ('error', type(e).__name__, e.kind, e.node)
+    try: value = ('value', execute(g))
+    except GraphError as e: value = ('error', type(e).__name__, e.kind, e.node)
+    return g.nodes, g.repairs, value
+
+
+BOUNDARY = [{'id': 'a', 'op': 'const', 'val': v} for v in (2**53 + 1, 2**63, -2**63 - 1, 2**64, 10**30, -0.0)]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(outputs())
+@example(format_graph({'nodes': BOUNDARY[:1] + [{'id': 'final_result', 'op': 'sum', 'args': ['a', 2**63 - 1, 2**63, -2**63, -2**63 - 1, 2**64 - 1, 2**64, 10**30, 2.0, 2]}]}))
+@example(format_graph({'nodes': [n | {'id': f'a{i}'} for i, n in enumerate(BOUNDARY)] + [{'id': 'final_result', 'op': 'max', 'args': [f'a{i}' for i in range(6)]}]}))
+@example(format_graph({'nodes': [n | {'id': f'a{i}', 'val': str(n['val'])} for i, n in enumerate(BOUNDARY)] + [{'id': 'final_result', 'op': 'MAX', 'args': ['a0', '7']}]}))
+def test_fast_path_and_general_path_agree(text):
+    for strict in (False, True):
+        fast, general = parsed(parse, text, strict), parsed(_parse_general, text, strict)
+        assert fast == general, (strict, text)
+        event(('strict ' if strict else 'lenient ') + ('error' if fast[0] == 'error' else 'repaired' if fast[1] else 'clean'))

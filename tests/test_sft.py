@@ -1,0 +1,122 @@
+"SFT recipes (the paper's equals Table 9, checked in TRL 1.16 / PEFT terms), helpers, and a tiny real SFT run (dagger.sft)."
+import dataclasses, math
+import pytest
+from dagger import sft as S
+from dagger.graph import format_graph, reward
+
+
+def _fields(cls):
+    return {f.name for f in dataclasses.fields(cls)}
+
+
+def test_paper_recipe_is_table9(tmp_path):
+    "Table 9 and §A.6.1: rsLoRA 64/128 on all attention and MLP projections, batch 256, 4 epochs, AdamW 1e-5 → 1e-6 cosine, ..."
+    from trl import SFTConfig
+    from peft import LoraConfig
+    r = S.RECIPES['paper']
+    for world in (1, 4, 8):
+        a = S.sft_config(r, tmp_path, device='cpu', world_size=world)
+        assert isinstance(a, SFTConfig)
+        assert a.per_device_train_batch_size * a.gradient_accumulation_steps * world == 256
+    a = S.sft_config(r, tmp_path, device='cpu')        # (device='cuda' differs only in use_cpu; bf16 cannot be validated without a GPU)
+    assert a.max_length == 4096 and a.num_train_epochs == 4
+    assert a.optim.value == 'adamw_torch' and a.learning_rate == 1e-5
+    assert a.lr_scheduler_type.value == 'cosine_with_min_lr' and a.lr_scheduler_kwargs == {'min_lr': 1e-6}
+    assert a.weight_decay == 0.001 and a.bf16 is True and a.fp16 is False and a.max_grad_norm == 1.0
+    assert a.gradient_checkpointing is True and a.packing is True
+    assert a.completion_only_loss is True                                    # loss on the assistant turn (prompt–completion data)
+    assert a.load_best_model_at_end and a.metric_for_best_model == 'eval_loss' and a.greater_is_better is False
+    assert a.eval_strategy.value == a.save_strategy.value == 'epoch'          # best checkpoint by validation loss, per epoch
+    lc = S.lora_config(r)
+    assert isinstance(lc, LoraConfig)
+    assert (lc.r, lc.lora_alpha, lc.lora_dropout, lc.use_rslora) == (64, 128, 0.0, True)
+    assert set(lc.target_modules) == {'q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'}
+    assert lc.layers_to_transform is None and r.merge_dtype == 'bfloat16' and r.unsloth
+
+
+def test_config_argument_names_exist_in_trl_and_peft(tmp_path, monkeypatch):
+    "Every argument sft_config/lora_config pass is a field of the installed SFTConfig/LoraConfig (no silent typo)."
+    import trl, peft
+    seen = {}
+    class Spy:
+        def __init__(self, **kw): seen['sft'] = kw
+    class SpyL:
+        def __init__(self, **kw): seen['lora'] = kw
+    monkeypatch.setattr(trl, 'SFTConfig', Spy); monkeypatch.setattr(peft, 'LoraConfig', SpyL)
+    S.sft_config(S.RECIPES['paper'], tmp_path); S.lora_config(S.RECIPES['cpu'], 30)
+    monkeypatch.undo()
+    assert set(seen['sft']) <= _fields(trl.SFTConfig), set(seen['sft']) - _fields(trl.SFTConfig)
+    assert set(seen['lora']) <= _fields(peft.LoraConfig), set(seen['lora']) - _fields(peft.LoraConfig)
+
+
+def test_cpu_recipe(tmp_path):
+    r = S.RECIPES['cpu']
+    a = S.sft_config(r, tmp_path, device='cpu')
+    assert a.bf16 is False and a.fp16 is False and a.use_cpu is True and a.packing is False
+    assert a.eval_strategy.value == 'steps' and a.eval_steps == r.eval_steps == a.save_steps
+    assert S.lora_config(r, 30).layers_to_transform == list(range(20, 30))
+    with pytest.raises(S.RecipeError):
+        S.lora_config(r)
+
+
+def test_batch_arithmetic():
+    assert [S.accumulation(S.RECIPES['paper'], w) for w in (1, 2, 8)] == [32, 16, 4]
+    with pytest.raises(S.RecipeError):
+        S.accumulation(S.RECIPES['paper'], 3)
+    with pytest.raises(S.RecipeError):
+        S.get_recipe('huge')
+    assert S.get_recipe('cpu', lora_r=4).lora_r == 4
+
+
+def test_history_frame():
+    facts = dict(eval_loss_before=2.0, history=[dict(loss=1.5, learning_rate=1e-3, step=1), dict(eval_loss=1.2, step=2),
+                                                dict(loss=1.1, learning_rate=5e-4, step=2), dict(train_runtime=3.0, step=2)])
+    h = S.history_frame(facts)
+    assert list(h['step']) == [0, 1, 2] and h.loc[2, 'eval_loss'] == 1.2 and h.loc[2, 'loss'] == 1.1 and h.loc[0, 'eval_loss'] == 2.0
+
+
+GRAPHS = [(3, 5), (7, 2), (4, 9), (6, 8)]
+
+
+def _rows():
+    rows = []
+    for i, (a, b) in enumerate(GRAPHS):
+        g = format_graph({'nodes': [dict(id='n1', op='const', val=a, distractor=False), dict(id='n2', op='const', val=b, distractor=False),
+                                    dict(id='m', op='mul', args=['n1', 'n2'], distractor=False),
+                                    dict(id='final_result', op='identity', args=['m'], distractor=False)]})
+        assert reward(g, a * b) == 2.0
+        rows.append(dict(id=f't{i}', prompt=[dict(role='user', content=f'Graph: {a} pens at {b} taka each?')],
+                         completion=[dict(role='assistant', content=g)]))
+    return rows
+
+
+@pytest.fixture(scope='module')
+def tokenizer():
+    from transformers import AutoTokenizer
+    from dagger.llm import resolve_model
+    return AutoTokenizer.from_pretrained(resolve_model('embedded:smollm2-135m'))
+
+
+def test_fit_rows_never_cuts_a_graph(tokenizer):
+    rows = _rows()
+    long = dict(rows[0], id='long', prompt=[dict(role='user', content='pens ' * 400)])
+    n = S.conversation_length(rows[0], tokenizer)
+    kept, rep = S.fit_rows([long] + rows, tokenizer, max_length=n + 5, n=3)
+    assert [r['id'] for r in kept] == ['t0', 't1', 't2'] and rep['fit'] == 4 and rep['used'] == 3 and rep['longest_row'] > 400
+
+
+def test_tiny_sft_run(tmp_path):
+    "Two real optimiser steps on the embedded model: validation loss falls, best adapter saved, merged model generates."
+    rows = _rows()
+    recipe = S.get_recipe('cpu', max_length=256, eval_steps=1, n_val=2, epochs=1.0)
+    f = S.train_sft('embedded:smollm2-135m', rows, rows[:2], recipe, tmp_path, device='cpu', seed=0)
+    assert f['steps'] == 2 and f['path'] == 'peft' and math.isfinite(f['train_loss'])
+    assert f['best_eval_loss'] < f['eval_loss_before']
+    assert f['best_checkpoint'] in ('checkpoint-1', 'checkpoint-2') and not (tmp_path/'checkpoints').exists()
+    assert (tmp_path/'adapter'/'adapter_config.json').exists()
+    import json
+    assert json.loads((tmp_path/'merged'/'config.json').read_text())['dtype'] == 'bfloat16'
+    from dagger.llm import get_backend, Sampling
+    be = get_backend('transformers', str(tmp_path/'merged'), cache=None, device='cpu', batch_size=2)
+    [[c]] = be.generate([rows[2]['prompt']], Sampling(max_new_tokens=8))
+    assert c.tokens > 0 and c.finish_reason in ('stop', 'length')
