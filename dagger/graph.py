@@ -446,6 +446,9 @@ def _quick_fix(name: str, s: str, found: list) -> str:
     rx, template, needs = _QUICK[name]
     if needs not in s: return s
     if name == 'single_quotes' and '"' not in s: t, k = s.replace("'", '"'), 1  # Python-style: all quotes are single
+    elif name == 'single_quotes':  # subn's result without a Python call per match: split keeps the groups, quote each second one
+        parts = rx.split(s); k = len(parts) // 3
+        parts[2::3] = [f'"{x}"' for x in parts[2::3]]; t = ''.join(parts)
     else: t, k = rx.subn(template, s)
     if k: _rep(found, 'python_literals' if name.startswith('python') else name)
     return t
@@ -587,7 +590,7 @@ def _arity_error(op, n):
 
 _GREY = object()  # marks a node whose value is being computed
 
-def execute(graph: Graph) -> float:
+def _execute_exact(graph: Graph) -> float:
     "The value of `final_result`, computing each needed node once; raises `ExecutionError` (with `.kind`)."
     nodes = graph.nodes
     idx = {n['id']: n for n in nodes}
@@ -633,6 +636,44 @@ def execute(graph: Graph) -> float:
     except ValueError as e: raise ExecutionError('non_real', str(e), nid) from None
     except (TypeError, KeyError, AttributeError) as e: raise ExecutionError('malformed', f'not a normalised graph ({e})', nid) from None
     return vals['final_result']
+
+# %% ../nbs/01_graph.ipynb #45825d74
+class _Unusual(Exception):
+    "Raised inside the fast evaluator: leave this graph to the exact executor."
+
+_FAST_DEPTH = 200  # graphs nested deeper than this go to the exact executor
+
+def _fast_node(node, idx, vals, depth):
+    "The value of the op `node`; its arguments are looked up in `idx` and memoised in `vals`."
+    args = node['args']
+    if type(args) is not list or depth < 0: raise _Unusual
+    xs = []
+    for a in args:
+        if a in vals: xs.append(vals[a]); continue
+        c = idx[a]
+        if c['op'] == 'const' and not c['args']:
+            v = c['val']
+            if type(v) is not float: raise _Unusual
+        else: v = _fast_node(c, idx, vals, depth - 1)
+        vals[a] = v; xs.append(v)
+    lo, hi = _ARITY[node['op']]
+    if not lo <= len(xs) <= hi: raise _Unusual
+    return FUNCS[node['op']](xs)
+
+def _fast_value(nodes) -> float | None:
+    "The value of `final_result` if nothing about the graph is unusual, else None (never raises)."
+    try:
+        idx = {n['id']: n for n in nodes}
+        if len(idx) != len(nodes): return None
+        vals = {}
+        v = vals['final_result'] = _fast_node(idx['final_result'], idx, vals, min(len(nodes), _FAST_DEPTH))
+        return v if -_FMAX <= math.fsum(vals.values()) <= _FMAX else None
+    except Exception: return None
+
+def execute(graph: Graph) -> float:
+    "The value of `final_result`, computing each needed node once; raises `ExecutionError` (with `.kind`)."
+    v = _fast_value(graph.nodes)
+    return _execute_exact(graph) if v is None else v
 
 # %% ../nbs/01_graph.ipynb #7f9404ab
 def op_count(graph: Graph) -> int:

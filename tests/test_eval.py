@@ -44,11 +44,21 @@ def test_extract_boxed(text, value):
 
 # Outputs the embedded model (SmolLM2-135M-Instruct, greedy) wrote for our prompts, recorded verbatim.
 # Bangla CoT: it never reaches 'উত্তর হল' within the CPU budget and writes number words (চারটি) but no digits: no answer.
+# English CoT: the first 'The answer is N' wins, even when repeated or followed by more numbers.
+# DAGGER: prose with no graph (no_graph) and the example graph copied until the budget cuts the JSON (invalid_json).
+# PoT: a function that is never called and no `ans` (no_answer); prose instead of a program (syntax).
 REAL_OUTPUTS = [
     {"src": "mgsm_bn-010 cot 192 tokens", "method": "cot", "lang": "bn", "output": "একটি নতুন প্রোগ্রাম প্রথম মাসে ডাউনলোড করা হয়েছিল। দ্বিতীয় মাসে তার প্রোগ্রামটিকে মোট কতবার ডাউনলোড করা ", "expected": None},
     {"src": "mgsm_bn-066 cot 192 tokens", "method": "cot", "lang": "bn", "output": "একটি বাস্কেটবল টুর্নামেন্টে চারটি বিদ্যালয় একটি বিদ্যালয় একটি প্রতিটি দলে পাঠিয়েছে। সমস্ত বিদ্যালয় প্র�", "expected": None},
     {"src": "mgsm_bn-077 cot 192 tokens", "method": "cot", "lang": "bn", "output": "একরের সারার তুলনায় অর্থার সারার তুলনায় অর্থার সারার তুলনায় অর্থার সারার তুলনায় অর্থার সারার তুলনায় অর্থ�", "expected": None},
     {"src": "mgsm_bn-122 cot 192 tokens", "method": "cot", "lang": "bn", "output": "একরের স্যাডি সারা সপ্তাহে দুইদিনের প্রত্যেকদিনে, তিনি দুইদিনের তুলনায় বাকি সপ্তাহে দুইদিনের তুলনায় বাকি", "expected": None},
+    {'src': 'mgsm_en-010 cot 128 tokens', 'method': 'cot', 'lang': 'en', 'output': 'The answer is 10.\n\nThe program had 60 downloads in the first month, which is 10% of 60, so it had 60 * 10 / 100 = 6 downloads. The program had 60 + 30 = 90 downloads in the second month, which is 90% of 60, so it had 6 * 90 / 100 = 6 downloads. The program had 6 + 3 = 9 downloads in the third month, which is 90% of 6', 'expected': 10.0},
+    {'src': 'mgsm_en-066 cot 128 tokens', 'method': 'cot', 'lang': 'en', 'output': 'There are 4 schools and each school has sent 5 people each. Each school has also sent 5 + 1 = 6 people. The answer is 6.', 'expected': 6.0},
+    {'src': 'mgsm_en-077 cot 128 tokens', 'method': 'cot', 'lang': 'en', 'output': 'The answer is 400.\n\nThe answer is 400.\n\nThe answer is 400.\n\nThe answer is 400.\n\nThe answer is 400.\n\nThe answer is 400.\n\nThe answer is 400.\n\nThe answer is 400.\n\nThe answer is 400.\n\nThe answer is 400.\n\nThe answer is 400.\n\nThe answer is 400.\n\nThe answer is 400.', 'expected': 400.0},
+    {'src': 'mgsm_en-010 dagger 128 tokens', 'method': 'dagger', 'lang': 'en', 'output': '1\n\nExplanation:\n1. The program had 60 downloads in the first month.\n2. The number of downloads in the second month was three times as many as the downloads in the first month.\n3. The program had 60 downloads in the third month.\n\nThe answer is 60.', 'expected': 'parse:no_graph'},
+    {'src': 'mgsm_en-077 dagger 128 tokens', 'method': 'dagger', 'lang': 'en', 'output': '```json\n{\n  "nodes": [\n    {\n      "id": "n1",\n      "op": "const",\n      "val": 122195,\n      "distractor": false,\n      "label": "Mina\'s pens"\n    },\n    {\n      "id": "n2",\n      "op": "const",\n      "val": 25084,\n      "distractor": true,\n      "label": "Raju\'s pens"\n    },\n    {\n      "id": "n3",\n      "op": "const",\n      "val":', 'expected': 'parse:invalid_json'},
+    {'src': 'mgsm_en-010 pot 128 tokens', 'method': 'pot', 'lang': 'en', 'output': '```python\ndef calculate_total_drops():\n    total_drops = 60\n    for month in range(1, 6):\n        if month == 1:\n            total_drops += 30\n        elif month == 2:\n            total_drops += 30\n        else:\n            total_drops += 30\n    return total_drops\n\ndef calculate_total_drops():\n    total_drops = 60\n    for month in range(1, 6):\n        if month == 1:\n            total_drops += 30\n       ', 'expected': 'no_answer'},
+    {'src': 'mgsm_en-077 pot 128 tokens', 'method': 'pot', 'lang': 'en', 'output': 'The answer is 180.\n\nThe answer is 180.\n\nThe answer is 180.\n\nThe answer is 180.\n\nThe answer is 180.\n\nThe answer is 180.\n\nThe answer is 180.\n\nThe answer is 180.\n\nThe answer is 180.\n\nThe answer is 180.\n\nThe answer is 180.\n\nThe answer is 180.\n\nThe answer is 180.', 'expected': 'syntax'},
 ]
 
 

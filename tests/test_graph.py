@@ -510,3 +510,87 @@ def test_fast_path_and_general_path_agree(text):
         fast, general = parsed(parse, text, strict), parsed(_parse_general, text, strict)
         assert fast == general, (strict, text)
         event(('strict ' if strict else 'lenient ') + ('error' if fast[0] == 'error' else 'repaired' if fast[1] else 'clean'))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The fast evaluator (`execute` tries it first) against the exact executor: on any graph, including unsorted ones,
+# faults in unneeded nodes, cycles, duplicates and hand-built nodes that are not normalised, it either gives up
+# (None) or returns the very float the exact executor returns; and `execute` reports exactly what the exact one does.
+
+from dagger.graph import _execute_exact, _fast_value
+
+POOL = ['a', 'b', 'c', 'd', 'e', 'final_result']
+FAST_VALUES = st.one_of(VALUES.map(float), st.sampled_from([0.0, -0.0, 1e308, -1e308, 1e200, 1e-300]))
+ODD = {  # what a hand-built node may hold instead of a normalised field
+    'op': st.sampled_from(['ratio_split', '', 'Add', None]),
+    'val': st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([math.inf, -math.inf, math.nan, '5'])),
+    'args': st.one_of(st.none(), st.sampled_from(['ab', ('a', 'b'), {'a': 1}, ['a', 'a', 'a', 'a', 'a']])),
+    'id': st.sampled_from(POOL + ['zz', 3]),
+}
+
+
+@st.composite
+def hand_built(draw):
+    "Nodes over a small id pool: args may point forwards, at missing ids or at themselves; some fields odd."
+    ids = draw(st.permutations(POOL))[:draw(st.integers(1, len(POOL)))]
+    if draw(st.booleans()): ids.insert(draw(st.integers(0, len(ids))), draw(st.sampled_from(ids)))  # maybe unsorted
+    nodes = []
+    for i in ids:
+        if draw(st.integers(0, 2)) == 0:
+            nodes.append({'id': i, 'op': 'const', 'args': [], 'val': draw(FAST_VALUES), 'distractor': False, 'label': ''})
+        else:
+            op = draw(st.sampled_from(OP_NAMES))
+            lo, hi = OPS[op]
+            args = draw(st.lists(st.sampled_from(POOL + ['zz']), min_size=lo, max_size=min(hi or 4, 4)))
+            nodes.append({'id': i, 'op': op, 'args': args, 'val': None, 'distractor': False, 'label': ''})
+    for n in draw(st.lists(st.sampled_from(nodes), max_size=2)):
+        field = draw(st.sampled_from(sorted(ODD) + ['drop']))
+        if field == 'drop': n.pop(draw(st.sampled_from(['op', 'args', 'val'])), None)
+        else: n[field] = draw(ODD[field])
+    return nodes
+
+
+@st.composite
+def perturbed(draw):
+    "A normalised random graph, maybe shuffled, with faults added to nodes final_result needs or to others."
+    nodes = [dict(n) for n in from_obj(draw(graphs())).nodes]
+    ids = [n['id'] for n in nodes]
+    for what in draw(st.lists(st.sampled_from(['dead_fault', 'cycle', 'self', 'duplicate', 'missing', 'shuffle']), max_size=2)):
+        if what == 'dead_fault':
+            nodes.append({'id': 'dead', 'op': draw(st.sampled_from(['div', 'sqrt', 'ratio_split', 'sub'])), 'args': [draw(st.sampled_from(ids))] * 3,
+                          'val': None, 'distractor': True, 'label': ''})
+        elif what in ('cycle', 'self', 'missing'):
+            victim = draw(st.sampled_from([n for n in nodes if n['op'] != 'const']))
+            victim['args'] = [{'cycle': 'final_result', 'self': victim['id'], 'missing': 'zz'}[what]] + victim['args'][1:]
+        elif what == 'duplicate': nodes.append(dict(draw(st.sampled_from(nodes))))
+        else: draw(st.randoms(use_true_random=False)).shuffle(nodes)
+    return nodes
+
+
+def run(f, g):
+    "What f(g) gives: the value exactly (sign of zero included) or the error's class, kind and node."
+    try: v = f(g)
+    except GraphError as e: return ('error', type(e).__name__, e.kind, e.node)
+    except Exception as e: return ('exception', type(e).__name__)
+    return ('value', type(v).__name__, v.hex())
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(st.one_of(hand_built(), perturbed()))
+def test_fast_evaluator_agrees_with_the_exact_executor(nodes):
+    g = Graph(nodes)
+    exact, fast = run(_execute_exact, g), _fast_value(nodes)
+    if fast is not None: assert exact == ('value', 'float', fast.hex()), (exact, fast)
+    assert run(execute, g) == exact
+    event('fast' if fast is not None else 'exact: ' + exact[0] + ('' if exact[0] == 'value' else ' ' + exact[2 if exact[0] == 'error' else 1]))
+
+
+@SETTINGS
+@given(graphs())
+def test_fast_evaluator_answers_every_graph_that_executes(obj):
+    "Not only safe but used: a normalised graph that executes (sorted or not, faults only in unneeded nodes) never falls back."
+    g = from_obj(obj)
+    want = run(_execute_exact, g)
+    assume(want[0] == 'value')
+    assert _fast_value(g.nodes) is not None
+    assert run(execute, g) == want
