@@ -446,14 +446,11 @@ def _quick_fix(name: str, s: str, found: list) -> str:
     rx, template, needs = _QUICK[name]
     if needs not in s: return s
     if name == 'single_quotes' and '"' not in s: t, k = s.replace("'", '"'), 1  # Python-style: all quotes are single
-    elif name == 'single_quotes':  # subn's result without a Python call per match: split keeps the groups, quote each second one
-        parts = rx.split(s); k = len(parts) // 3
-        parts[2::3] = [f'"{x}"' for x in parts[2::3]]; t = ''.join(parts)
     else: t, k = rx.subn(template, s)
     if k: _rep(found, 'python_literals' if name.startswith('python') else name)
     return t
 
-def _quick_loads(s: str, err, found: list):
+def _quick_loads(s: str, err, found: list, typed: bool = False):
     "Follow orjson's complaints: apply the quick repair that cures each one and parse again (None if that fails)."
     for _ in range(16):
         p = err.pos
@@ -466,21 +463,25 @@ def _quick_loads(s: str, err, found: list):
                 t = _quick_fix(name, tail, found)
                 if t != tail: s = head + t; break
             else: return None
+        if typed and (g := _typed_text(s)) is not None: return g  # see "Typed decoding after text repairs" below
         try: return orjson.loads(s)
         except orjson.JSONDecodeError as e: err = e
     return None
 
-def _loads(payload: str, strict: bool, repairs: list, err=None):
+def _loads(payload: str, strict: bool, repairs: list, err=None, typed: bool = False):
     "Decode the graph's JSON (lenient: after text repairs, first the quick ones, then the string-aware pass)."
     if err is None:
         try: return orjson.loads(payload)
         except orjson.JSONDecodeError as e: err = e
     if strict: raise ParseError('invalid_json', str(err))
     found = []
-    obj = _quick_loads(payload, err, found)
+    obj = _quick_loads(payload, err, found, typed)
     if obj is None:
         found = []
-        try: obj = orjson.loads(_fix_json_text(payload, found))
+        try:
+            fixed = _fix_json_text(payload, found)
+            obj = _typed_text(fixed) if typed else None
+            if obj is None: obj = orjson.loads(fixed)
         except (orjson.JSONDecodeError, RecursionError): raise ParseError('invalid_json', str(err)) from None
     for f in found: _rep(repairs, f)
     return obj
@@ -545,6 +546,11 @@ def _typed_loose(payload) -> Graph | None:
         for n, o in zip(nodes, ops): n['op'] = o
     return _resolve(nodes, ids, used, doc.final_result, False, repairs)
 
+def _typed_text(s: str) -> Graph | None:
+    "Lenient `_typed` on a payload the text repairs produced (None: the typed decoders refuse it)."
+    try: return _typed(s.encode(), False)
+    except UnicodeEncodeError: return None
+
 # %% ../nbs/01_graph.ipynb #aa68230e
 def parse(text: str, strict: bool = False) -> Graph:
     "The graph in a model's raw output (strict: fenced, strictly valid JSON only; lenient: repaired, repairs recorded)."
@@ -557,8 +563,8 @@ def parse(text: str, strict: bool = False) -> Graph:
         if g is not None: return g
     return _parse_general(text, strict)
 
-def _parse_general(text: str, strict: bool = False) -> Graph:
-    "`parse` without the typed fast path: orjson, the text repairs if needed, then `from_obj`."
+def _parse_general(text: str, strict: bool = False, typed: bool = True) -> Graph:
+    "`parse` without the typed fast path: orjson, the text repairs if needed (`typed`: then the typed decoders), then `from_obj`."
     i, j, err = text.find('```json'), text.rfind('```'), None
     if 0 <= i < j - 6:  # first try from the fence to the *last* ``` (usually the closing one)
         try: return from_obj(orjson.loads(text[i + 7:j]), strict, [], _copy=False)
@@ -566,7 +572,10 @@ def _parse_general(text: str, strict: bool = False) -> Graph:
     repairs = []
     payload = _payload(text, strict, repairs)
     same = err is not None and len(payload) == j - i - 7 and not repairs  # the text orjson already refused
-    obj = _loads(payload, strict, repairs, err if same else None)
+    obj = _loads(payload, strict, repairs, err if same else None, typed)
+    if type(obj) is Graph:  # the typed decoders read the repaired text: add their repairs after the text's
+        for r in obj.repairs: _rep(repairs, r)
+        obj.repairs = repairs; return obj
     return from_obj(obj, strict, repairs, _copy=False)
 
 # %% ../nbs/01_graph.ipynb #42fe2cf0

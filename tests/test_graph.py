@@ -594,3 +594,26 @@ def test_fast_evaluator_answers_every_graph_that_executes(obj):
     assume(want[0] == 'value')
     assert _fast_value(g.nodes) is not None
     assert run(execute, g) == want
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Lenient mode hands text it has repaired to the typed decoders before orjson + from_obj: same graphs, repairs, errors.
+
+SYNTAX_EDITS = {
+    'trailing': lambda t: t.replace('}\n]', '},\n]', 1).replace('}\n  ]', '},\n  ]', 1),
+    'quotes': lambda t: t.replace('"id"', "'id'").replace('"op"', "'op'"),
+    'all_single': lambda t: t.replace('"', "'"),
+    'python': lambda t: t.replace('true', 'True').replace('false', 'False').replace('null', 'None'),
+    'trailing_and_quotes': lambda t: t.replace('"id"', "'id'").replace('}\n]', '},\n]', 1),
+}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(outputs(), st.sampled_from(sorted(SYNTAX_EDITS)))
+def test_typed_decoding_after_text_repairs_changes_nothing(text, edit):
+    text = SYNTAX_EDITS[edit](text)
+    for strict in (False, True):
+        typed = parsed(_parse_general, text, strict)
+        assert typed == parsed(lambda t, s: _parse_general(t, s, typed=False), text, strict), (strict, text)
+        assert parsed(parse, text, strict) == typed
+        if not strict: event('error' if typed[0] == 'error' else ' '.join(typed[1]) or 'clean')
