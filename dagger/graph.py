@@ -143,21 +143,24 @@ _NUM_TEXT = re.compile(r'\s*([-+−]?)\s*[$৳€£₹]?\s*((?:\d{1,3}(?:,\d{3})
 def _rep(repairs: list, name: str):
     if name not in repairs: repairs.append(name)
 
+_BN_DIGIT = re.compile('[০-৯]')
+
 def _text_number(s: str, repairs: list | None = None) -> float | None:
     "The number written in `s` (Bangla or ASCII digits, thousands separators, a unit after it), or None."
-    t = s.translate(_BN_DIGITS)
+    t = s.translate(_BN_DIGITS) if not s.isascii() and _BN_DIGIT.search(s) else s  # translate only what changes
     u = t.replace('.', '', 1)
     if u.isdecimal() and u.isascii():  # plain digits with at most one point: what the pattern reads, without it
         if repairs is not None and t != s: _rep(repairs, 'bangla_digits')
         return float(t)
     m = _NUM_TEXT.fullmatch(t)
     if not m: return None
-    v = float(m.group(2).replace(',', ''))
+    sign, digits, unit = m.groups()
+    v = float(digits.replace(',', ''))
     if repairs is not None:
         if t != s: _rep(repairs, 'bangla_digits')
-        if ',' in m.group(2): _rep(repairs, 'thousands_separator')
-        if m.group(3): _rep(repairs, 'unit_suffix')
-    return -v if m.group(1) in ('-', '−') else v
+        if ',' in digits: _rep(repairs, 'thousands_separator')
+        if unit: _rep(repairs, 'unit_suffix')
+    return -v if sign in ('-', '−') else v
 
 # %% ../nbs/01_graph.ipynb #4b8af752
 _STR, _DICT, _OP_NAMES = {str}, {dict}, set(OPS)
@@ -288,11 +291,12 @@ def _normalise(nodes: list, strict: bool, repairs: list, copy: bool = True) -> t
     return nodes, ids, used
 
 # %% ../nbs/01_graph.ipynb #5d9f0793
-def _literal_args(nodes, ids, repairs):
+def _literal_args(nodes, ids, repairs, unknown=None):
     "Lenient: replace numbers (or numeric strings that name no node) in args by new const nodes."
     extra = []
     for n in nodes:
         args = n['args']
+        if unknown is not None and unknown.isdisjoint(args): continue  # `unknown`: the args that name no node
         for i, a in enumerate(args):
             if type(a) is str and a in ids: continue
             if type(a) is not str and (k := str(a) if type(a) is int else str(_num(a))) in ids:
@@ -329,7 +333,7 @@ def _resolve(out, idlist, used, key, strict, repairs) -> Graph:
     "The steps that need all ids: duplicates, numeric literals in args, the final_result (`key`: the object's own)."
     ids = dict(zip(idlist, out))
     if len(ids) != len(out): raise _duplicate(idlist)
-    if not strict and not used <= ids.keys(): out = _literal_args(out, ids, repairs)
+    if not strict and not used <= ids.keys(): out = _literal_args(out, ids, repairs, used - ids.keys())
     if 'final_result' not in ids:
         if strict: raise ParseError('no_final_result', 'no node called final_result')
         if isinstance(key, str) and key in ids: target = key; _rep(repairs, 'final_result_key')
@@ -436,6 +440,18 @@ _NUMBER_VALUE = re.compile(r'(:\s*)(-?[\d০-৯]+(?:,[\d০-৯]{3})*(?:\.[\d�
 _CURES = [('trailing comma', ['trailing_comma']), ('string key', ['single_quotes', 'unquoted_keys', 'numbers']),
           ('JSON value', ['python_true', 'python_false', 'python_none', 'numbers', 'single_quotes']), ("expected ','", ['numbers'])]
 
+_SQ_WS = 16  # the longest whitespace run between [{:, and a quote that `_single_quotes` looks behind for
+_SQ_FAST = re.compile("'(?:" + '|'.join(rf"(?<=[\[{{:,]\s{{{w}}}')" for w in range(_SQ_WS + 1))
+                      + rf"|(?<=\s{{{_SQ_WS + 1}}}')())" + r"""([^'"\\\n]*)'(?=\s*[:,}\]])""")
+
+def _single_quotes(s: str) -> tuple[str, int]:
+    "`_QUICK['single_quotes']`'s `subn`, its matches found from the quotes instead of from every [{:, (same result)."
+    p = _SQ_FAST.split(s)  # [text, None or '' (a longer run), contents, text, ...]: quotes sit between the pieces
+    if len(p) == 1: return s, 0
+    if '' in p[1::3]: rx, template, _ = _QUICK['single_quotes']; return rx.subn(template, s)
+    del p[1::3]
+    return '"'.join(p), len(p) // 2
+
 def _quick_fix(name: str, s: str, found: list) -> str:
     "Apply one quick text repair everywhere in `s` (blind to strings: a result only counts if it then parses)."
     if name == 'numbers':
@@ -445,7 +461,7 @@ def _quick_fix(name: str, s: str, found: list) -> str:
         return _NUMBER_VALUE.sub(num, s)
     rx, template, needs = _QUICK[name]
     if needs not in s: return s
-    if name == 'single_quotes' and '"' not in s: t, k = s.replace("'", '"'), 1  # Python-style: all quotes are single
+    if name == 'single_quotes': t, k = (s.replace("'", '"'), 1) if '"' not in s else _single_quotes(s)  # no '"': Python-style
     else: t, k = rx.subn(template, s)
     if k: _rep(found, 'python_literals' if name.startswith('python') else name)
     return t
@@ -468,6 +484,11 @@ def _quick_loads(s: str, err, found: list, typed: bool = False):
         except orjson.JSONDecodeError as e: err = e
     return None
 
+def _cut_off(s: str) -> bool:
+    "Whether `s` opens a {...} or [...] it never closes (e.g. a truncated output), so `_fix_json_text` cannot make it JSON."
+    t = s.strip(' \t\n\r')  # JSON's whitespace; the pass keeps the first and last other character, never makes a } or ]
+    return "'" not in t and (not t or t[0] == '{' and t[-1] != '}' or t[0] == '[' and t[-1] != ']')
+
 def _loads(payload: str, strict: bool, repairs: list, err=None, typed: bool = False):
     "Decode the graph's JSON (lenient: after text repairs, first the quick ones, then the string-aware pass)."
     if err is None:
@@ -478,6 +499,7 @@ def _loads(payload: str, strict: bool, repairs: list, err=None, typed: bool = Fa
     obj = _quick_loads(payload, err, found, typed)
     if obj is None:
         found = []
+        if _cut_off(payload): raise ParseError('invalid_json', str(err))  # the string-aware pass cannot help
         try:
             fixed = _fix_json_text(payload, found)
             obj = _typed_text(fixed) if typed else None
@@ -634,7 +656,7 @@ def _execute_exact(graph: Graph) -> float:
                 elif va is GREY: nid = a; _err('cycle', f'{a!r} depends on itself')
                 k += 1
             else:
-                stack.pop()
+                stack.pop(); nid = node['id']  # an argument's check above may have pointed nid at the argument
                 v = FUNCS[node['op']](list(map(value_of, args)))
                 if not -_FMAX <= v <= _FMAX: _err('non_finite', f'{node["op"]} gave {v}')
                 vals[nid] = v
@@ -656,6 +678,8 @@ def _fast_node(node, idx, vals, depth):
     "The value of the op `node`; its arguments are looked up in `idx` and memoised in `vals`."
     args = node['args']
     if type(args) is not list or depth < 0: raise _Unusual
+    lo, hi = _ARITY[node['op']]  # an unknown op or a wrong arity gives up before the arguments are computed
+    if not lo <= len(args) <= hi: raise _Unusual
     xs = []
     for a in args:
         if a in vals: xs.append(vals[a]); continue
@@ -665,8 +689,6 @@ def _fast_node(node, idx, vals, depth):
             if type(v) is not float: raise _Unusual
         else: v = _fast_node(c, idx, vals, depth - 1)
         vals[a] = v; xs.append(v)
-    lo, hi = _ARITY[node['op']]
-    if not lo <= len(xs) <= hi: raise _Unusual
     return FUNCS[node['op']](xs)
 
 def _fast_value(nodes) -> float | None:

@@ -617,3 +617,70 @@ def test_typed_decoding_after_text_repairs_changes_nothing(text, edit):
         assert typed == parsed(lambda t, s: _parse_general(t, s, typed=False), text, strict), (strict, text)
         assert parsed(parse, text, strict) == typed
         if not strict: event('error' if typed[0] == 'error' else ' '.join(typed[1]) or 'clean')
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Shortcuts on the repair paths: the single-quote repair found from the quotes gives the regular expression's result;
+# a payload `_cut_off` calls hopeless is one the string-aware pass cannot turn into JSON.
+
+from dagger.graph import _QUICK, _SQ_WS, _cut_off, _fix_json_text, _single_quotes
+import orjson
+
+QUOTEY = st.text(alphabet=list("'\"\\\n\t \u00a0\u2003{[:,}]ab1"), max_size=80)
+LONG_WS = st.builds(lambda a, n, b: a + ' ' * n + b, QUOTEY, st.integers(_SQ_WS - 2, _SQ_WS + 3), QUOTEY)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(QUOTEY, LONG_WS, outputs().map(SYNTAX_EDITS['quotes']), outputs().map(SYNTAX_EDITS['all_single'])))
+def test_single_quote_shortcut_matches_the_regular_expression(s):
+    rx, template, _ = _QUICK['single_quotes']
+    assert _single_quotes(s) == rx.subn(template, s)
+
+
+def truncations():
+    return st.builds(lambda t, f, edit: SYNTAX_EDITS[edit](t)[:int(f * len(t))] if edit else t[:int(f * len(t))],
+                     outputs(), st.floats(0, 1), st.sampled_from([None, *sorted(SYNTAX_EDITS)]))
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(st.one_of(truncations(), truncations().map(lambda t: t.split('```json')[-1]), QUOTEY,
+                 st.text(alphabet=list('{}[]":, \n1aTN৫টাকা'), max_size=60)))
+def test_cut_off_payloads_cannot_be_repaired(s):
+    if _cut_off(s):
+        with pytest.raises(orjson.JSONDecodeError): orjson.loads(_fix_json_text(s, []))
+    event('cut off' if _cut_off(s) else 'not cut off')
+
+
+from dagger.graph import _BN_DIGITS, _NUM_TEXT, _text_number
+
+
+def text_number_before(s, repairs=None):
+    "`_text_number` as it was before its shortcuts (always translate, groups read one by one)."
+    t = s.translate(_BN_DIGITS)
+    u = t.replace('.', '', 1)
+    if u.isdecimal() and u.isascii():
+        if repairs is not None and t != s: repairs.append('bangla_digits')
+        return float(t)
+    m = _NUM_TEXT.fullmatch(t)
+    if not m: return None
+    v = float(m.group(2).replace(',', ''))
+    if repairs is not None:
+        if t != s: repairs.append('bangla_digits')
+        if ',' in m.group(2): repairs.append('thousands_separator')
+        if m.group(3): repairs.append('unit_suffix')
+    return -v if m.group(1) in ('-', '−') else v
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.text(alphabet=list('0123456789০১২৩৪৫৬৭৮৯٣.,-−+ $৳%eEটাকাpens'), max_size=14))
+def test_text_number_shortcuts_change_nothing(s):
+    mine, before = [], []
+    assert repr(_text_number(s, mine)) == repr(text_number_before(s, before)) and mine == before
+
+
+def test_hand_built_int_const_does_not_leak_the_cycle_marker():
+    "Regression (found by hypothesis): a non-float const checked on the spot must not redirect the parent's result."
+    mk = lambda i, v: {'id': i, 'op': 'const', 'args': [], 'val': v, 'distractor': False, 'label': ''}
+    g = Graph([mk('a', 0), mk('b', 2.5), {'id': 'final_result', 'op': 'add', 'args': ['a', 'b'], 'val': None,
+                                           'distractor': False, 'label': ''}])
+    assert _execute_exact(g) == 2.5 and execute(g) == 2.5

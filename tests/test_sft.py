@@ -116,6 +116,7 @@ def test_tiny_sft_run(tmp_path):
     assert (tmp_path/'adapter'/'adapter_config.json').exists()
     import json
     assert json.loads((tmp_path/'merged'/'config.json').read_text())['dtype'] == 'bfloat16'
+    assert (tmp_path/'merged').stat().st_mode & 0o777 == 0o755
     from dagger.llm import get_backend, Sampling
     be = get_backend('transformers', str(tmp_path/'merged'), cache=None, device='cpu', batch_size=2)
     [[c]] = be.generate([rows[2]['prompt']], Sampling(max_new_tokens=8))
