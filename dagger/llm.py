@@ -14,9 +14,9 @@ if 'torch' not in sys.modules: os.environ.setdefault('OMP_WAIT_POLICY', 'PASSIVE
 
 # %% auto #0
 __all__ = ['EMBEDDED', 'BACKENDS', 'Sampling', 'Completion', 'BackendError', 'PromptError', 'to_messages', 'cache_dir',
-           'completion_key', 'CompletionCache', 'open_cache', 'Job', 'Backend', 'gguf_path', 'embedded_model_path',
-           'resolve_device', 'resolve_model', 'load_model', 'unload_models', 'cut_at_stop', 'TransformersBackend',
-           'VLLMBackend', 'OpenAIBackend', 'get_backend', 'backend_from_profile']
+           'completion_key', 'CompletionCache', 'open_cache', 'Job', 'weights_fingerprint', 'Backend', 'gguf_path',
+           'embedded_model_path', 'resolve_device', 'resolve_model', 'load_model', 'unload_models', 'cut_at_stop',
+           'TransformersBackend', 'VLLMBackend', 'OpenAIBackend', 'get_backend', 'backend_from_profile']
 
 # %% ../nbs/00b_llm.ipynb #77b664cf
 @dataclass(frozen=True)
@@ -149,6 +149,12 @@ class Job:
     seed: int
     key: str
 
+def weights_fingerprint(folder: str | Path) -> str:
+    "Name, size and mtime of a local model folder's weight files: re-trained weights at the same path get new cache keys."
+    files = sorted(p for p in Path(folder).rglob('*') if p.suffix in ('.safetensors', '.bin', '.pt', '.gguf'))
+    facts = [(str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns) for p in files]
+    return hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:16]
+
 class Backend:
     "Turns prompts into completions through the cache; subclasses implement `_run` for the samples it lacks."
     kind = 'base'
@@ -157,7 +163,8 @@ class Backend:
 
     def signature(self) -> dict:
         "What, besides prompt and sampling, decides a completion (part of every cache key)."
-        return dict(kind=self.kind, model=self.model)
+        sig = dict(kind=self.kind, model=self.model)
+        return sig | ({'weights': weights_fingerprint(self.model)} if Path(self.model).is_dir() else {})
 
     def _run(self, jobs: list[Job], sampling: Sampling) -> Iterator[tuple[Job, Completion]]:
         raise NotImplementedError

@@ -286,3 +286,15 @@ def test_backend_from_profile(smol, tmp_path):
 
 if __name__ == '__main__' and sys.argv[1:2] == ['worker']:
     worker(*sys.argv[2:])
+
+
+def test_retrained_local_weights_get_new_cache_keys(tmp_path):
+    "A local model folder is keyed by its weight files too: re-training at the same path never reads stale outputs."
+    folder = tmp_path/'merged'; folder.mkdir()
+    (folder/'model.safetensors').write_bytes(b'first weights')
+    b = EchoBackend(str(folder), cache=tmp_path/'c.sqlite')
+    first = b.generate(['how many pens?'], Sampling(max_new_tokens=4))[0][0]
+    assert not first.cached and b.generate(['how many pens?'], Sampling(max_new_tokens=4))[0][0].cached
+    (folder/'model.safetensors').write_bytes(b'retrained weights, a different size')
+    assert not b.generate(['how many pens?'], Sampling(max_new_tokens=4))[0][0].cached
+    assert EchoBackend('embedded:smollm2-135m').signature() == dict(kind=EchoBackend.kind, model='embedded:smollm2-135m')
