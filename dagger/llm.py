@@ -89,6 +89,15 @@ def completion_key(signature: dict, messages: list[dict], sampling: Sampling, sa
     return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 # %% ../nbs/00b_llm.ipynb #9a1ab7aa
+def _wal(c: sqlite3.Connection, seconds: float = 60.0):
+    "Switch to WAL, retrying: two processes creating the file at once can get 'locked' (the busy timeout does not cover it)."
+    deadline = time.monotonic() + seconds
+    while True:
+        try: c.execute('PRAGMA journal_mode=WAL'); return
+        except sqlite3.OperationalError as e:
+            if 'locked' not in str(e) or time.monotonic() > deadline: raise
+            time.sleep(random.uniform(0.01, 0.1))
+
 class CompletionCache:
     "A persistent sqlite store of completions, safe for several processes; it counts hits and misses."
     def __init__(self, path: str | Path):
@@ -100,7 +109,7 @@ class CompletionCache:
     def _db(self) -> sqlite3.Connection:
         if self._conn is None or self._pid != os.getpid():
             c = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
-            c.execute('PRAGMA busy_timeout=60000'); c.execute('PRAGMA journal_mode=WAL'); c.execute('PRAGMA synchronous=NORMAL')
+            c.execute('PRAGMA busy_timeout=60000'); _wal(c); c.execute('PRAGMA synchronous=NORMAL')
             c.execute('CREATE TABLE IF NOT EXISTS completions (key TEXT PRIMARY KEY, backend TEXT, model TEXT, '
                       'text TEXT NOT NULL, tokens INTEGER NOT NULL, finish_reason TEXT NOT NULL, created REAL)')
             self._conn, self._pid = c, os.getpid()
