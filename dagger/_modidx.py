@@ -400,6 +400,8 @@ d = { 'settings': { 'branch': 'main',
                                 'dagger.teacher.norm_question': ('teacher.html#norm_question', 'dagger/teacher.py'),
                                 'dagger.teacher.run_teacher': ('teacher.html#run_teacher', 'dagger/teacher.py'),
                                 'dagger.teacher.sft_row': ('teacher.html#sft_row', 'dagger/teacher.py'),
+                                'dagger.teacher.student_prompt': ('teacher.html#student_prompt', 'dagger/teacher.py'),
                                 'dagger.teacher.teacher_outputs': ('teacher.html#teacher_outputs', 'dagger/teacher.py'),
                                 'dagger.teacher.training_problems': ('teacher.html#training_problems', 'dagger/teacher.py'),
-                                'dagger.teacher.verify_output': ('teacher.html#verify_output', 'dagger/teacher.py')}}}
+                                'dagger.teacher.verify_output': ('teacher.html#verify_output', 'dagger/teacher.py'),
+                                'dagger.teacher.without_annotations': ('teacher.html#without_annotations', 'dagger/teacher.py')}}}

@@ -63,6 +63,8 @@ class Profile:
     sft_eval_split: str = 'msvamp_en'   # held-out split for the before/after evaluation of the SFT stage
     sft_eval_n: int = 16                # problems of it (seeded sample); 0 = all
     sft_eval_max_new_tokens: int = 2048 # new-token budget of that evaluation (the paper's 2048 for SFT models)
+    student_shots: int = 1              # worked examples in the graph prompt the SFT/GRPO student is trained and evaluated with (0 or 1)
+    sft_annotations: bool = True        # train with the `distractor` field (False: Table 3's ablation arm, written to sft_noannot/)
 
     def _path(self, s: str) -> Path:
         p = Path(s.format(profile=self.name))
