@@ -55,6 +55,7 @@ class Profile:
     eval_splits: tuple = ('mgsm_bn', 'msvamp_bn', 'mgsm_bn_distract', 'msvamp_bn_distract', 'mgsm_en', 'msvamp_en')
     eval_max_new_tokens: int = 0        # cap on every method's new-token budget; 0 = the paper's budgets
     eval_n: int = 0                     # problems per split in the evaluation stage: the first eval_n of the n_eval sample; 0 = all of it
+    eval_phases: tuple = ('untrained', 'sft', 'grpo')  # models the evaluation stage runs: the profile's model, then its SFT and GRPO students when trained
     teacher_n_sft: int = 256            # SFT training questions sent to the teacher (02_teacher); 0 = all
     teacher_n_val: int = 32             # SFT validation questions sent to the teacher; 0 = all
     teacher_n_grpo: int = 64            # GRPO prompts (questions with answers only, disjoint from SFT); 0 = all
@@ -65,6 +66,12 @@ class Profile:
     sft_eval_max_new_tokens: int = 2048 # new-token budget of that evaluation (the paper's 2048 for SFT models)
     student_shots: int = 1              # worked examples in the graph prompt the SFT/GRPO student is trained and evaluated with (0 or 1)
     sft_annotations: bool = True        # train with the `distractor` field (False: Table 3's ablation arm, written to sft_noannot/)
+    ablation_tables: tuple = ('table3', 'table5', 'table7')   # experiments of the ablation stage (07_ablations)
+    ablation_n: int = 0                 # problems per language (Table 5) and per split (Table 3): seeded sample; 0 = all
+    ablation_n_table7: int = 0          # English MGSM problems of Table 7 (CoT prompt sensitivity); 0 = all
+    ablation_max_new_tokens: int = 0    # cap on every output's new tokens in the ablation stage; 0 = the paper's budgets
+    ablation_languages: tuple = ('en', 'es', 'te', 'th')   # MGSM languages of Table 5
+    ablation_table3_splits: tuple = ('msvamp_bn', 'msvamp_bn_distract')   # original and augmented splits of Table 3
 
     def _path(self, s: str) -> Path:
         p = Path(s.format(profile=self.name))
