@@ -1,0 +1,191 @@
+"Figures and tables (dagger.figures): sidecars and hashes, one palette across sources, linear fits, skipping missing inputs."
+import hashlib, json, math
+import numpy as np
+import pandas as pd
+import pytest
+import matplotlib
+matplotlib.use('Agg')
+from matplotlib.colors import to_hex
+from dagger.config import load_profile, git_commit, write_jsonl, write_json
+from dagger import figures as F
+
+
+def _cfg(tmp_path, **kw):
+    return load_profile('cpu', results_dir=str(tmp_path/'results'), figures_dir=str(tmp_path/'fig'), data_dir=str(tmp_path/'data'), **kw)
+
+
+def _paper_table2():
+    "A Table 2 shaped like data/paper/table2.csv (numbers invented for the test, not the paper's)."
+    rows = []
+    for system, family, pb, method, phase, acc, tok in [('Qwen3-8B', 'reasoning', 8, 'reasoning', '', 80, 3000),
+                                                       ('Gemma-3-12B', 'cot', 12, 'cot', '', 70, 600),
+                                                       ('Gemma-3-12B', 'dagger', 12, 'dagger', 'grpo', 72, 350),
+                                                       ('Gemma-3-4B', 'dagger', 4, 'dagger', 'sft', 55, 360)]:
+        for split, drop in [('mgsm_bn', 0), ('msvamp_bn', 0), ('mgsm_bn_distract', 12), ('msvamp_bn_distract', 10)]:
+            rows.append(dict(system=system, family=family, params_b=pb, method=method, phase=phase, split=split, accuracy=acc - drop, tokens=tok + drop))
+    return pd.DataFrame(rows)
+
+
+def _records(phase, methods=('cot', 'dagger')):
+    rows = []
+    for m in methods:
+        for split in ['mgsm_bn', 'mgsm_bn_distract', 'msvamp_bn', 'msvamp_bn_distract']:
+            for i in range(6):
+                aug = split.endswith('_distract')
+                rows.append(dict(id=f'{split}-{i}', split=split, method=m, model='toy-1b', phase=phase, split_size=100, calls=1,
+                                 correct=i < 3, tokens=50 + 10 * i, aug_type=F.TYPES[i % 3] if aug else None,
+                                 distractor_values=[7.0] if aug else None, flagged=[7.0] if m == 'dagger' and aug else None,
+                                 executed=True if m == 'dagger' else None, n_ops=2 if m == 'dagger' else None,
+                                 n_nodes=5 if m == 'dagger' else None, repairs=[] if m == 'dagger' else None))
+    return rows
+
+
+def _write_run(cfg, name, phase, methods=('cot', 'dagger')):
+    d = cfg.results/'eval'/name
+    write_jsonl(d/'records.jsonl', _records(phase, methods))
+    write_json(d/'run.json', dict(model='toy-1b', phase=phase))
+    return d
+
+
+# --- sidecars -------------------------------------------------------------------------------------------
+def test_sidecar_lists_inputs_with_hashes(tmp_path):
+    cfg = _cfg(tmp_path)
+    a, b = tmp_path/'a.csv', tmp_path/'b.jsonl'
+    a.write_text('x,y\n1,2\n'); b.write_text('{"k": 1}\n')
+    paths = F.save_table(pd.DataFrame({'x': [1.0, float('nan')]}), 't_ours-cpu', cfg, [a, b], 'our run: toy', 'Toy table')
+    side = json.loads(paths[-1].read_text())                      # valid JSON (no NaN)
+    assert {i['sha256'] for i in side['inputs']} == {hashlib.sha256(a.read_bytes()).hexdigest(), hashlib.sha256(b.read_bytes()).hexdigest()}
+    assert side['source'] == 'our run: toy' and side['profile'] == 'cpu' and side['commit'] == git_commit()
+    assert side['run_info']['profile']['name'] == 'cpu'
+    assert [p.rsplit('/', 1)[-1] for p in side['outputs']] == ['t_ours-cpu.csv', 't_ours-cpu.md']
+    assert (cfg.figures/'tables'/'t_ours-cpu.md').read_text().startswith('**Toy table (our run: toy)**')
+    a.write_text('x,y\n1,3\n')                                     # a changed input changes its hash
+    side2 = json.loads(F.save_table(pd.DataFrame({'x': [1]}), 't_ours-cpu', cfg, [a], 'our run: toy', 'Toy')[-1].read_text())
+    assert side2['inputs'][0]['sha256'] not in {i['sha256'] for i in side['inputs']}
+
+
+def test_sidecar_refuses_missing_inputs(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        F.sidecar(tmp_path/'x.json', [tmp_path/'nope.csv'], _cfg(tmp_path), 'paper-reported', 't')
+
+
+def test_figure_writes_png_pdf_and_sidecar(tmp_path):
+    cfg = _cfg(tmp_path)
+    tidy = F.paper_tidy(_paper_table2())
+    (tmp_path/'t2.csv').write_text(_paper_table2().to_csv(index=False))
+    paths = F.save_figure(F.fig2(tidy, 'bn', 'Figure 2, paper-reported'), 'fig2_paper-reported', cfg, [tmp_path/'t2.csv'], 'paper-reported')
+    assert [p.suffix for p in paths] == ['.png', '.pdf', '.json'] and all(p.stat().st_size > 0 for p in paths)
+    assert json.loads(paths[-1].read_text())['title'] == 'Figure 2, paper-reported'
+
+
+# --- palette ----------------------------------------------------------------------------------------------
+def _face_hex(fig):
+    return {to_hex(c.get_facecolor()[0]) for ax in fig.axes for c in ax.collections if len(c.get_facecolor())}
+
+
+def test_same_family_same_colour_in_both_sources(tmp_path):
+    paper = F.paper_tidy(_paper_table2())
+    cfg = _cfg(tmp_path)
+    _write_run(cfg, 'toy_grpo', 'grpo', ('dagger',)); _write_run(cfg, 'toy', 'untrained', ('cot', 'dagger'))
+    recs, _ = F.load_runs(cfg)
+    ours = F.our_tidy(recs)
+    assert set(paper['family']) == {'reasoning', 'cot', 'dagger_grpo', 'dagger_sft'}
+    assert set(ours['family']) == {'cot', 'dagger_untrained', 'dagger_grpo'}
+    fp, fo = F.fig2(paper, 'bn', 'paper'), F.fig2(ours, 'bn', 'ours')
+    filled_p, filled_o = _face_hex(fp) - {'#ffffff'}, _face_hex(fo) - {'#ffffff'}
+    assert filled_p == {F.PALETTE[k].lower() for k in set(paper['family'])}
+    assert filled_o == {F.PALETTE[k].lower() for k in set(ours['family'])}
+    assert F.PALETTE['cot'].lower() in filled_p & filled_o and F.PALETTE['dagger_grpo'].lower() in filled_p & filled_o
+    bars = F.fig3(F.type_table(recs, 'bn'), 'ours')
+    assert {to_hex(p.get_facecolor()) for p in bars.axes[0].patches} == {F.PALETTE[k].lower() for k in set(ours['family'])}
+
+
+def test_family_keys_agree_between_paper_and_records():
+    assert F.family_key('dagger', 'sft') == F.family_key('DAGGER', 'sft') == 'dagger_sft'
+    assert F.family_key('dagger', '') == F.family_key('dagger', None) == 'dagger_untrained'
+    assert set(F.PALETTE) == set(F.FAMILY_LABELS)
+    with pytest.raises(F.FigureError): F.family_key('dagger', 'rlhf')
+
+
+# --- fits -------------------------------------------------------------------------------------------------
+def test_r2_of_known_linear_fits():
+    x = np.arange(1, 11, dtype=float)
+    f = F.linear_fit(x, 3 * x + 2)
+    assert math.isclose(f['slope'], 3) and math.isclose(f['intercept'], 2) and math.isclose(f['r2'], 1) and f['n'] == 10
+    y = 3 * x + 2 + np.array([1, -1] * 5)
+    assert math.isclose(F.linear_fit(x, y)['r2'], np.corrcoef(x, y)[0, 1] ** 2)       # simple regression: R² = r²
+    assert math.isclose(F.linear_fit([0, 1, 2, 3], [0, 2, 1, 3])['r2'], 0.64)
+    assert math.isnan(F.linear_fit([2, 2, 2], [1, 2, 3])['r2']) and math.isnan(F.linear_fit([1], [1])['r2'])
+
+
+def test_table2_weighted_matches_paper_formula():
+    w = F.table2_wide(F.paper_tidy(_paper_table2()), 'bn').set_index(['system', 'method'])
+    r = w.loc[('Gemma-3-12B', 'cot')]
+    assert r['Δ MGSM'] == 12 and r['Δ MSVAMP'] == 10
+    assert math.isclose(r['weighted acc'], (70 * 250 + 70 * 1000 + 58 * 738 + 60 * 2947) / 4935)
+
+
+# --- skipping -----------------------------------------------------------------------------------------------
+def test_missing_inputs_skip_cleanly(tmp_path, capsys):
+    cfg = _cfg(tmp_path)
+    m = F.run_stage(cfg)
+    assert m['written'] == [] and len(m['skipped']) >= 10
+    assert 'skip table2 (paper)' in capsys.readouterr().out
+    assert json.loads((cfg.figures/'manifest_cpu.json').read_text())['skipped'] == m['skipped']
+
+
+def test_partial_inputs_make_what_they_can(tmp_path):
+    cfg = _cfg(tmp_path)
+    (cfg.data/'paper').mkdir(parents=True)
+    (cfg.data/'paper'/'table2.csv').write_text(_paper_table2().to_csv(index=False))
+    _write_run(cfg, 'toy', 'untrained'); _write_run(cfg, 'toy_sft', 'sft', ('dagger',)); _write_run(cfg, 'toy_grpo', 'grpo', ('dagger',))
+    (cfg.results/'grpo').mkdir(parents=True)
+    (cfg.results/'grpo'/'history.csv').write_text('step,reward,format,execution,accuracy,completion_length\n1,0.5,1,0,0,200\n2,1.0,1,1,0,180\n')
+    (cfg.results/'grpo'/'nodes.csv').write_text('phase,model,outputs,graphs,mean_nodes,mean_ops\nSFT,m (SFT),4,4,6.5,2\nSFT→GRPO,m (SFT→GRPO),4,4,7.0,2.5\n')
+    (cfg.data/'paper'/'table8.csv').write_text('system,params_b,phase,split,avg_nodes\nX-untrained,12,untrained,msvamp_bn,7.33\n'
+                                               'X-SFT,12,sft,msvamp_bn,7.74\nX-GRPO,12,grpo,msvamp_bn,7.84\n')
+    m = F.run_stage(cfg, verbose=False)
+    written = {p.rsplit('/', 1)[-1] for p in m['written']}
+    assert {'grpo_ours-cpu.png', 'fig2_paper-reported.png', 'fig2_ours-cpu.png', 'fig3_ours-cpu.pdf', 'table2_paper-reported.csv', 'table2_ours-cpu.md', 'table2_compare-cpu.csv',
+            'table6_ours-cpu.csv', 'table8_ours-cpu.csv', 'flags_ours-cpu.png', 'dose_ours-cpu.json'} <= written
+    skipped = {s['part'] for s in m['skipped']}
+    assert {'table3 (paper)', 'Figure 4 (ours)', 'Table 11 (ours)', 'table3 (ours)'} <= skipped
+    t8 = pd.read_csv(cfg.figures/'tables'/'table8_compare-cpu.csv').set_index('phase')
+    assert t8.loc['grpo', 'avg_nodes (paper)'] == 7.84 and t8.loc['grpo', 'avg_nodes (ours)'] == 7.0 and math.isnan(t8.loc['untrained', 'avg_nodes (ours)'])
+    cmp = pd.read_csv(cfg.figures/'tables'/'table2_compare-cpu.csv')
+    assert set(cmp['source']) == {'paper-reported', 'ours'}
+    side = json.loads((cfg.figures/'tables'/'table2_compare-cpu.json').read_text())
+    assert any(i['path'].endswith('table2.csv') for i in side['inputs']) and any(i['path'].endswith('records.jsonl') for i in side['inputs'])
+
+
+def test_malformed_paper_table_is_reported_not_fatal(tmp_path):
+    cfg = _cfg(tmp_path)
+    (cfg.data/'paper').mkdir(parents=True)
+    (cfg.data/'paper'/'table8.csv').write_text('phase,nodes\nsft,7.7\n')          # not the documented columns
+    m = F.run_stage(cfg, verbose=False)
+    reason = next(s['reason'] for s in m['skipped'] if s['part'] == 'table8 (paper)')
+    assert 'expected' in reason and m['written'] == []
+
+
+def test_trained_checkpoint_folders_are_labelled_by_base_model(tmp_path):
+    cfg = _cfg(tmp_path)
+    d = cfg.results/'eval'/'sft'
+    write_jsonl(d/'records.jsonl', [r | dict(model='results/cpu/sft/merged') for r in _records('sft', ('dagger',))])
+    write_json(d/'run.json', dict(phase='sft', profile=dict(model='embedded:smollm2-135m')))
+    recs, files = F.load_runs(cfg)
+    assert set(recs['system']) == {'smollm2-135m SFT'} and set(recs['family']) == {'dagger_sft'} and set(recs['params_b']) == {0.135}
+    assert {f.name for f in files} == {'records.jsonl', 'run.json'}
+
+
+def test_english_only_originals_make_what_they_can(tmp_path):
+    cfg = _cfg(tmp_path)
+    rows = [dict(id=f'{s}-{i}', split=s, method='cot', model='toy-1b', correct=i % 2 == 0, tokens=100 + i)
+            for s in ('mgsm_en', 'msvamp_en') for i in range(4)]                       # minimal records: no aug_type, no split_size
+    write_jsonl(cfg.results/'eval'/'toy'/'records.jsonl', rows)
+    st = F.Stage(cfg, verbose=False)
+    assert st.lang == 'en'
+    m = F.run_stage(cfg, verbose=False)
+    written = {p.rsplit('/', 1)[-1] for p in m['written']}
+    assert {'fig2_ours-cpu.png', 'table2_ours-cpu.csv', 'table4_ours-cpu.csv'} <= written
+    assert 'English' in json.loads((cfg.figures/'fig2_ours-cpu.json').read_text())['title']
+    assert {'Figure 3 (ours)', 'dose curve (ours)'} <= {s['part'] for s in m['skipped']}
