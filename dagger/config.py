@@ -66,12 +66,15 @@ class Profile:
     sft_eval_max_new_tokens: int = 2048 # new-token budget of that evaluation (the paper's 2048 for SFT models)
     student_shots: int = 1              # worked examples in the graph prompt the SFT/GRPO student is trained and evaluated with (0 or 1)
     sft_annotations: bool = True        # train with the `distractor` field (False: Table 3's ablation arm, written to sft_noannot/)
-    ablation_tables: tuple = ('table3', 'table5', 'table7')   # experiments of the ablation stage (07_ablations)
+    ablation_tables: tuple = ('table3', 'table5', 'table7')   # experiments of the ablation stage (05a_ablations)
     ablation_n: int = 0                 # problems per language (Table 5) and per split (Table 3): seeded sample; 0 = all
     ablation_n_table7: int = 0          # English MGSM problems of Table 7 (CoT prompt sensitivity); 0 = all
     ablation_max_new_tokens: int = 0    # cap on every output's new tokens in the ablation stage; 0 = the paper's budgets
+    ablation_graph_max_new_tokens: int = 0   # cap on DAGGER graph outputs in Table 5 (graphs need more than CoT's cap); 0 = the paper's 1024
     ablation_languages: tuple = ('en', 'es', 'te', 'th')   # MGSM languages of Table 5
     ablation_table3_splits: tuple = ('msvamp_bn', 'msvamp_bn_distract')   # original and augmented splits of Table 3
+    grpo_recipe: str = 'cpu'            # GRPO hyper-parameters (04_grpo): 'paper' (Table 10) or 'cpu' (fits two cores)
+    grpo_init: str = 'sft'              # GRPO starts from the merged SFT model ('sft' -> grpo/) or the base model ('base' -> grpo_base/): Table 6
 
     def _path(self, s: str) -> Path:
         p = Path(s.format(profile=self.name))
