@@ -272,4 +272,4 @@ def test_hub_row_variants():
     assert (p.answer, p.aug_type, p.question, p.origin) == (1200.0, 'NEED', 'q plus', 'hub:dipta007/DistractMath-Bn/mgsm#7')
     assert p.added_sentences == ['সে 5টি কিনতে চেয়েছিল কিন্তু কেনেনি।'] and p.gold_graph is None
     with pytest.raises(DataError, match='ground_truth'): distract_record(dict(row, ground_truth='many'), 0, 'mgsm', 'bn', 'x')
-    with pytest.raises(DataError, match='aug_type'): distract_record(dict(row, augmentation_type='MIXED'), 0, 'mgsm', 'bn', 'x')
+    with pytest.raises(DataError, match='aug_type'): distract_record(dict(row, augmentation_type='SWAP'), 0, 'mgsm', 'bn', 'x')
