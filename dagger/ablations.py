@@ -16,8 +16,8 @@ __all__ = ['NATIVE_DIGITS', 'DECIMAL_COMMA', 'EXEMPLAR_SETS', 'COT_CONFIGS', 'TA
            'extract_answer_lang', 'rescore', 'ExemplarOverlapError', 'exemplar_question', 'check_exemplars',
            'exemplar_set', 'answer_sentence', 'instruction_messages', 'cot_config_prompt', 'ExemplarGraphError',
            'exemplar_equations', 'exemplar_graph', 'graph_examples', 'graph_prompt', 'run_records', 'table5', 'table7',
-           'table3', 'ablation_dir', 'write_table', 'run_table5', 'run_table7', 'noannot_profile', 'StaleModelError',
-           'sft_mismatch', 'train_noannot', 'run_table3']
+           'table3', 'ablation_dir', 'write_table', 'table_sizes', 'run_table5', 'run_table7', 'noannot_profile',
+           'StaleModelError', 'sft_mismatch', 'train_noannot', 'run_table3']
 
 # %% ../nbs/05a_ablations.ipynb #4220dd14
 NATIVE_DIGITS = {'te': '౦౧౨౩౪౫౬౭౮౯', 'th': '๐๑๒๓๔๕๖๗๘๙'}
@@ -228,9 +228,14 @@ def _sample(split: str, n: int, cfg) -> tuple[list, int]:
     if split not in loaded: raise FileNotFoundError(f'split {split!r} is not built: run the dataset stage (nbs/00_dataset.ipynb)')
     return loaded[split]
 
+def table_sizes(cfg, n: int | None = None) -> dict:
+    "Problems per language or split of each table: `n` if given, else the profile's (Table 3: the evaluation stage's)."
+    return dict(table3=cfg.eval_n or cfg.n_eval if n is None else n, table5=cfg.ablation_n if n is None else n,
+                table7=cfg.ablation_n_table7 if n is None else n)
+
 def run_table5(cfg, backend, n: int | None = None, languages=None, progress: bool = True) -> dict:
     "Table 5: 5-shot CoT and 3-shot DAGGER on MGSM in each language with the profile's model."
-    t0, same = time.time(), n is None   # by default the evaluation stage's problems (its outputs are reused)
+    t0, n = time.time(), table_sizes(cfg, n)['table5']
     languages = tuple(languages or cfg.ablation_languages)
     cap, gcap, recs, sizes, seconds = cfg.ablation_max_new_tokens, cfg.ablation_graph_max_new_tokens, [], {}, {}
     for lang in languages:   # one language at a time: a batch is padded to its longest prompt (Telugu CoT: ~6k tokens)
@@ -250,7 +255,7 @@ def run_table5(cfg, backend, n: int | None = None, languages=None, progress: boo
 
 def run_table7(cfg, backend, n: int | None = None, lang: str = 'en', progress: bool = True) -> dict:
     "Table 7: the four CoT configurations on MGSM in `lang` (English in the paper) with the profile's model."
-    t0, n = time.time(), cfg.ablation_n_table7 if n is None else n
+    t0, n = time.time(), table_sizes(cfg, n)['table7']
     ps, size = _sample(f'mgsm_{lang}', n, cfg)
     check_exemplars(lang, ps)
     recs = []

@@ -8,7 +8,7 @@ from pathlib import Path
 from . import graph as G
 from .config import Profile, write_json, write_jsonl, atomic_write_text, run_info
 from .llm import resolve_model
-from .sft import PROJECTIONS, RecipeError, lora_config, merge_adapter
+from .sft import PROJECTIONS, RecipeError, lora_config, merge_adapter, named_recipe, fit_rows, accumulation as _accumulation
 
 # %% auto #0
 __all__ = ['COMPONENTS', 'REWARD_FUNCS', 'RECIPES', 'TRL_KEYS', 'HISTORY', 'completion_text', 'reward_table', 'graph_size',
@@ -131,17 +131,13 @@ RECIPES = {
 # %% ../nbs/04_grpo.ipynb #0f87cefb
 def get_recipe(name: str, **changes) -> GRPORecipe:
     "The named GRPO recipe ('paper' or 'cpu'), with `changes`."
-    if name not in RECIPES: raise RecipeError(f'unknown GRPO recipe {name!r}; have {sorted(RECIPES)}')
-    return dataclasses.replace(RECIPES[name], **changes)
+    return named_recipe(RECIPES, name, 'GRPO', **changes)
 
 def accumulation(recipe: GRPORecipe, world_size: int = 1) -> int:
     "Gradient-accumulation steps that make the recipe's global batch (in completions) on `world_size` devices."
-    per_step = recipe.per_device_batch * world_size
-    if recipe.global_batch % per_step: raise RecipeError(
-        f'global batch {recipe.global_batch} is not a multiple of {recipe.per_device_batch} per device × {world_size} devices')
     if recipe.global_batch % recipe.num_generations: raise RecipeError(
         f'global batch {recipe.global_batch} does not hold whole groups of {recipe.num_generations} generations')
-    return recipe.global_batch // per_step
+    return _accumulation(recipe, world_size)
 
 # %% ../nbs/04_grpo.ipynb #da396766
 def _gpu() -> bool:
@@ -188,13 +184,8 @@ def prompt_length(row: dict, tokenizer) -> int:
 
 def fit_prompts(rows: list, tokenizer, max_prompt_length: int, n: int = 0) -> tuple[list, dict]:
     "(the first `n` rows (all if 0) whose prompt fits `max_prompt_length`, a report of lengths and drops)."
-    lengths = [prompt_length(r, tokenizer) for r in rows]
-    keep = [r for r, L in zip(rows, lengths) if L <= max_prompt_length]
-    keep = keep[:n] if n else keep
-    used = [L for L in lengths if L <= max_prompt_length][:len(keep)]
-    return keep, dict(rows=len(rows), fit=sum(L <= max_prompt_length for L in lengths), used=len(keep),
-                      max_prompt_length=max_prompt_length, mean_length=round(sum(used) / len(used), 1) if used else None,
-                      longest_row=max(lengths) if lengths else None)
+    keep, rep = fit_rows(rows, tokenizer, max_prompt_length, n, length=prompt_length)
+    return keep, {k.replace('max_length', 'max_prompt_length'): v for k, v in rep.items()}
 
 def gold_of(row: dict) -> float:
     "The gold answer of a training or validation row (`solution` in GRPO rows, `answer` in SFT rows)."

@@ -8,10 +8,10 @@ from pathlib import Path
 from .config import Profile, write_json, atomic_write_text, run_info
 
 # %% auto #0
-__all__ = ['PROJECTIONS', 'RECIPES', 'Recipe', 'RecipeError', 'get_recipe', 'accumulation', 'sft_config', 'lora_config',
-           'conversation_length', 'fit_rows', 'load_for_training', 'merge_adapter', 'train_sft', 'history_frame',
-           'plot_loss', 'before_after', 'student_backend', 'before_after_table', 'sft_dir', 'merged_model', 'run_sft',
-           'main']
+__all__ = ['PROJECTIONS', 'RECIPES', 'Recipe', 'RecipeError', 'named_recipe', 'get_recipe', 'accumulation', 'sft_config',
+           'lora_config', 'conversation_length', 'fit_rows', 'load_for_training', 'merge_adapter', 'train_sft',
+           'history_frame', 'plot_loss', 'before_after', 'student_backend', 'before_after_table', 'sft_dir',
+           'merged_model', 'run_sft', 'main']
 
 # %% ../nbs/03_sft.ipynb #5ed913b0
 PROJECTIONS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
@@ -56,13 +56,17 @@ RECIPES = {
 class RecipeError(ValueError):
     "A recipe that cannot be run as asked (batch arithmetic, unknown name)."
 
+def named_recipe(recipes: dict, name: str, kind: str = 'SFT', **changes):
+    "Recipe `name` of `recipes` (the `kind` of training they are for), with `changes`."
+    if name not in recipes: raise RecipeError(f'unknown {kind} recipe {name!r}; have {sorted(recipes)}')
+    return dataclasses.replace(recipes[name], **changes)
+
 def get_recipe(name: str, **changes) -> Recipe:
     "The named recipe ('paper' or 'cpu'), with `changes`."
-    if name not in RECIPES: raise RecipeError(f'unknown SFT recipe {name!r}; have {sorted(RECIPES)}')
-    return dataclasses.replace(RECIPES[name], **changes)
+    return named_recipe(RECIPES, name, 'SFT', **changes)
 
-def accumulation(recipe: Recipe, world_size: int = 1) -> int:
-    "Gradient-accumulation steps that make the recipe's global batch on `world_size` devices."
+def accumulation(recipe, world_size: int = 1) -> int:
+    "Gradient-accumulation steps that make the recipe's global batch on `world_size` devices (any recipe with both fields)."
     per_step = recipe.per_device_batch * world_size
     if recipe.global_batch % per_step: raise RecipeError(
         f'global batch {recipe.global_batch} is not a multiple of {recipe.per_device_batch} per device × {world_size} devices')
@@ -102,9 +106,9 @@ def conversation_length(row: dict, tokenizer) -> int:
     msgs = list(row['prompt']) + list(row['completion'])
     return len(tokenizer.apply_chat_template(msgs, tokenize=True, return_dict=False))
 
-def fit_rows(rows: list, tokenizer, max_length: int, n: int = 0) -> tuple[list, dict]:
-    "(the first `n` rows (all if 0) whose conversation fits `max_length`, a report of lengths and drops)."
-    lengths = [conversation_length(r, tokenizer) for r in rows]
+def fit_rows(rows: list, tokenizer, max_length: int, n: int = 0, length=conversation_length) -> tuple[list, dict]:
+    "(the first `n` rows (all if 0) whose `length` (default: the whole conversation) fits `max_length`, a report of lengths and drops)."
+    lengths = [length(r, tokenizer) for r in rows]
     keep = [r for r, L in zip(rows, lengths) if L <= max_length]
     keep = keep[:n] if n else keep
     used = [L for L in lengths if L <= max_length][:len(keep)]

@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 from dagger import graph as G
 from dagger import ablations as A
+from dagger.config import load_profile
 from dagger.data import Problem
 from dagger.eval import exemplars, labels, extract_answer, cot_messages, dagger_prompt
 
@@ -211,3 +212,11 @@ def test_sft_mismatch(tmp_path):
     write_json(tmp_path/'run.json', dict(run_info=run_info(cfg) | dict(profile={k: v for k, v in cfg.as_dict().items() if k != 'student_shots'})))
     assert A.sft_mismatch(cfg, tmp_path) == ({} if cfg.student_shots == 1 else {'student_shots': (1, cfg.student_shots)})  # old runs: the 1-shot default
     assert A.sft_mismatch(A.noannot_profile(cfg, sft_n_train=cfg.sft_n_train + 1), tmp_path).get('sft_n_train') == (cfg.sft_n_train, cfg.sft_n_train + 1)
+
+
+def test_table_sizes_follow_the_profile():
+    # Table 5 once ignored ablation_n and ran every MGSM problem of each language on cpu
+    cpu = load_profile('cpu')
+    assert A.table_sizes(cpu) == dict(table3=cpu.eval_n, table5=cpu.ablation_n, table7=cpu.ablation_n_table7)
+    assert A.table_sizes(cpu)['table5'] == 1 and A.table_sizes(cpu, 5) == dict(table3=5, table5=5, table7=5)
+    assert A.table_sizes(load_profile('paper')) == dict(table3=0, table5=0, table7=0)
