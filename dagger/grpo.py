@@ -124,7 +124,7 @@ RECIPES = {
     'paper': GRPORecipe(),
     'cpu': GRPORecipe(lora_r=16, lora_alpha=32, lora_layers=10, max_prompt_length=1152, max_completion_length=256,
                       num_generations=4, global_batch=4, per_device_batch=4, epochs=1.0, max_steps=2, learning_rate=3e-4,
-                      min_lr=3e-4, warmup_steps=0, bf16=False, gradient_checkpointing=False, save_steps=1, n_val=2,
+                      min_lr=3e-4, warmup_steps=0, bf16=False, gradient_checkpointing=False, save_steps=2, n_val=2,
                       score_init=False, use_vllm=False, unsloth=False),
 }
 
@@ -245,21 +245,26 @@ def merge_checkpoint(base: str, checkpoint: str | Path, dest: str | Path, dtype:
 
 def select_checkpoint(base: str, folder: str | Path, val_rows: list, recipe: GRPORecipe, dest: str | Path,
                       backend: str = 'transformers', backend_kw: dict | None = None, init_cache=None, device: str = 'cpu') -> dict:
-    "Score every checkpoint under `folder` on `val_rows`, move the best one, merged, to `dest`; return the scores and the choice."
+    "Score every checkpoint under `folder` on `val_rows`, move the best one, merged, to `dest`; return the scores and the choice (a lone checkpoint is merged unscored unless the recipe scores the start)."
     from dagger.llm import get_backend, unload_models
     budget = recipe.val_max_new_tokens or recipe.max_completion_length
     kw = dict(backend_kw or {})
+    cks = checkpoints(folder)
+    if not cks: raise RecipeError(f'no checkpoints in {folder}')
+    if len(cks) == 1 and not recipe.score_init:   # nothing to choose between: merge it, spend nothing on scoring
+        merge_checkpoint(base, cks[0], dest, recipe.merge_dtype, device)
+        return dict(scores={}, chosen=cks[0].name, step=int(cks[0].name.split('-')[1]), val_problems=0, max_new_tokens=None,
+                    rule='the only checkpoint (nothing to choose between, so not scored)')
     scores = {}
     if recipe.score_init:
         scores['init'] = score_model(get_backend(backend, resolve_model(base), cache=init_cache, **kw), val_rows, budget)
         unload_models()
     dest = Path(dest); cands = dest.parent/'candidates'
-    for ck in checkpoints(folder):
+    for ck in cks:
         merge_checkpoint(base, ck, cands/ck.name, recipe.merge_dtype, device)
         scores[ck.name] = score_model(get_backend(backend, str(cands/ck.name), cache=None, **kw), val_rows, budget)
         unload_models()
     found = [k for k in scores if k != 'init']
-    if not found: raise RecipeError(f'no checkpoints in {folder}')
     best = max(found, key=lambda k: (scores[k]['reward'], -found.index(k)))
     if dest.exists(): shutil.rmtree(dest)
     os.rename(cands/best, dest)

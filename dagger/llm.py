@@ -16,7 +16,8 @@ if 'torch' not in sys.modules: os.environ.setdefault('OMP_WAIT_POLICY', 'PASSIVE
 __all__ = ['EMBEDDED', 'BACKENDS', 'Sampling', 'Completion', 'BackendError', 'PromptError', 'to_messages', 'cache_dir',
            'completion_key', 'CompletionCache', 'open_cache', 'Job', 'weights_fingerprint', 'Backend', 'gguf_path',
            'embedded_model_path', 'resolve_device', 'resolve_model', 'load_model', 'unload_models', 'cut_at_stop',
-           'TransformersBackend', 'VLLMBackend', 'OpenAIBackend', 'get_backend', 'backend_from_profile']
+           'shared_prefix', 'TransformersBackend', 'VLLMBackend', 'OpenAIBackend', 'get_backend',
+           'backend_from_profile']
 
 # %% ../nbs/00b_llm.ipynb #77b664cf
 @dataclass(frozen=True)
@@ -323,15 +324,24 @@ def cut_at_stop(text: str, stops: tuple) -> tuple[str, bool]:
     at = min((i for i in (text.find(s) for s in stops) if i >= 0), default=-1)
     return (text[:at], True) if at >= 0 else (text, False)
 
+# %% ../nbs/00b_llm.ipynb #f70e669b
+def shared_prefix(ids: list[list[int]], min_len: int = 64) -> int:
+    "Length of the token prefix all rows of `ids` share (each row keeps one token of its own); 0 if under `min_len` or one row."
+    if len(ids) < 2: return 0
+    n = min(len(os.path.commonprefix(ids)), min(map(len, ids)) - 1)
+    return n if n >= min_len else 0
+
 # %% ../nbs/00b_llm.ipynb #d902fda4
 class TransformersBackend(Backend):
     "Batched generation with 🤗 transformers: left padding, the model's chat template, greedy or sampled, stop strings."
     kind = 'transformers'
     def __init__(self, model: str = 'embedded:smollm2-135m', cache=None, device: str = 'auto', batch_size: int = 8,
-                 sort_by_length: bool = True, template_kwargs: dict | None = None, dtype: str | None = None):
+                 sort_by_length: bool = True, template_kwargs: dict | None = None, dtype: str | None = None,
+                 share_prefix: bool = True):
         super().__init__(model, cache)
         if batch_size < 1: raise ValueError(f'batch_size must be >= 1, got {batch_size}')
         self.device, self.batch_size, self.sort_by_length = resolve_device(device), batch_size, sort_by_length
+        self.share_prefix = share_prefix
         self.template_kwargs = dict(template_kwargs or {})
         self.lm, self.tokenizer = load_model(model, self.device, dtype)
         gen = self.lm.generation_config.eos_token_id
@@ -359,19 +369,33 @@ class TransformersBackend(Backend):
         text, stopped = cut_at_stop(text, sampling.stop)
         return Completion(text, len(ids[:end]), 'stop' if end is not None or stopped else 'length')
 
+    def _prefix_cache(self, prefix: list[int], rows: int) -> dict:
+        "The `generate` keyword holding the KV cache of `prefix`, computed once and repeated for `rows` rows."
+        import inspect, torch
+        from transformers import DynamicCache
+        key = 'cache' if 'cache' in inspect.signature(self.lm.forward).parameters else 'past_key_values'
+        try: kv = DynamicCache(config=self.lm.config)
+        except TypeError: kv = DynamicCache()
+        self.lm(input_ids=torch.tensor([prefix], device=self.device), use_cache=True, **{key: kv})
+        kv.batch_repeat_interleave(rows)
+        return {key: kv}
+
     def _batch(self, ids: list[list[int]], jobs: list[Job], sampling: Sampling) -> list[Completion]:
         import torch
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
-        width = max(map(len, ids))
-        x = torch.tensor([[self.pad_id]*(width - len(r)) + r for r in ids], device=self.device)
-        mask = torch.tensor([[0]*(width - len(r)) + [1]*len(r) for r in ids], device=self.device)
+        shared = shared_prefix(ids) if self.share_prefix else 0   # rows: shared prefix, padding, own tokens
+        rows = [r[shared:] for r in ids]
+        own = max(map(len, rows)); width = shared + own
+        x = torch.tensor([ids[0][:shared] + [self.pad_id]*(own - len(r)) + r for r in rows], device=self.device)
+        mask = torch.tensor([[1]*shared + [0]*(own - len(r)) + [1]*len(r) for r in rows], device=self.device)
         cfg = GenerationConfig(max_new_tokens=sampling.max_new_tokens, do_sample=False, pad_token_id=self.pad_id,
                                eos_token_id=self.eos_ids, bos_token_id=self.lm.generation_config.bos_token_id)
         procs = LogitsProcessorList([] if sampling.greedy else [_GumbelSampler([j.seed for j in jobs], sampling)])
         stops = StoppingCriteriaList([_StopOnStrings(self.tokenizer, sampling.stop, width)] if sampling.stop else [])
         with torch.inference_mode():
+            kv = self._prefix_cache(ids[0][:shared], len(ids)) if shared else {}
             out = self.lm.generate(input_ids=x, attention_mask=mask, generation_config=cfg,
-                                   logits_processor=procs, stopping_criteria=stops)
+                                   logits_processor=procs, stopping_criteria=stops, **kv)
         return [self._completion(row[width:].tolist(), sampling) for row in out.cpu()]
 
     def _run(self, jobs, sampling):

@@ -8,8 +8,8 @@ import nbformat
 from .config import project_root, load_profile, Profile, ConfigError
 
 # %% auto #0
-__all__ = ['has_parameters', 'stages', 'select', 'StageError', 'run_stage', 'reproduce', 'parse_overrides', 'main',
-           'notebook_markdown', 'write_readme', 'readme_main']
+__all__ = ['SKIPPED_DEMO', 'has_parameters', 'stages', 'select', 'StageError', 'is_demo', 'without_demos', 'run_stage',
+           'reproduce', 'parse_overrides', 'main', 'notebook_markdown', 'write_readme', 'readme_main']
 
 # %% ../nbs/pipeline.ipynb #74dfe161
 def has_parameters(nb_path: str | Path) -> bool:
@@ -56,25 +56,45 @@ def _source_cell(nb: Path, source: str):
     cells = nbformat.read(str(nb), as_version=4).cells
     return next((i + 1 for i, c in enumerate(cells) if c.source == source), None)
 
-def run_stage(nb: Path, cfg: Profile, overrides: dict, out_dir: Path, kernel: str = 'python3') -> dict:
-    "Execute stage `nb` with papermill under profile `cfg`; return its status, seconds and files written."
+SKIPPED_DEMO = '# demo cell skipped by the pipeline (the stage below does the same at full size; dagger-reproduce --demos runs it)'
+
+def is_demo(cell) -> bool:
+    "Is `cell` a code cell marked `#| demo` (a directive line at its top)?"
+    if cell.cell_type != 'code': return False
+    for line in cell.source.splitlines():
+        if not line.startswith('#|'): return False
+        if line[2:].split() == ['demo']: return True
+    return False
+
+def without_demos(nb: Path, dest: Path) -> int:
+    "Write notebook `nb` to `dest` with the code of its demo cells replaced by a note; return how many were skipped."
+    book = nbformat.read(str(nb), as_version=4)
+    demos = [c for c in book.cells if is_demo(c)]
+    for c in demos: c.source = SKIPPED_DEMO
+    nbformat.write(book, str(dest))
+    return len(demos)
+
+def run_stage(nb: Path, cfg: Profile, overrides: dict, out_dir: Path, kernel: str = 'python3', demos: bool = False) -> dict:
+    "Execute stage `nb` with papermill under profile `cfg` (its `#| demo` cells only if `demos`); return its status, seconds and files written."
     import papermill as pm
     root = project_root()
     watch = [cfg.results, cfg.figures, cfg.data]
     before, t0 = _snapshot(watch), time.time()
-    out = out_dir/nb.name
+    out, src = out_dir/nb.name, out_dir/f'.{nb.stem}.input.ipynb'
+    skipped = 0 if demos else without_demos(nb, src)
     try:
-        pm.execute_notebook(str(nb), str(out), parameters=dict(profile=cfg.name, overrides=overrides),
+        pm.execute_notebook(str(src if skipped else nb), str(out), parameters=dict(profile=cfg.name, overrides=overrides),
                             kernel_name=kernel, cwd=str(nb.parent), progress_bar=False, log_output=False)
     except pm.PapermillExecutionError as e:
         raise StageError(nb.name, _source_cell(nb, e.source), f'{e.ename}: {e.evalue}') from None
-    return dict(notebook=nb.name, status='ok', seconds=round(time.time() - t0, 1),
+    finally: src.unlink(missing_ok=True)
+    return dict(notebook=nb.name, status='ok', seconds=round(time.time() - t0, 1), demos_skipped=skipped,
                 files=_written(before, _snapshot(watch), root))
 
 # %% ../nbs/pipeline.ipynb #908276e9
 def reproduce(profile: str = 'cpu', only: list[str] | None = None, overrides: dict | None = None,
-              out: str | Path | None = None, kernel: str = 'python3'):
-    "Run the pipeline stages for `profile`; return a DataFrame of notebook, status, seconds and files written."
+              out: str | Path | None = None, kernel: str = 'python3', demos: bool = False):
+    "Run the pipeline stages for `profile` (demo cells too if `demos`); return a DataFrame of notebook, status, seconds, demo cells skipped and files written."
     import pandas as pd
     from tqdm.auto import tqdm
     overrides = dict(overrides or {})
@@ -86,10 +106,10 @@ def reproduce(profile: str = 'cpu', only: list[str] | None = None, overrides: di
     for nb in bar:
         bar.set_postfix_str(nb.stem)
         if error: rows.append(dict(notebook=nb.name, status='not run', seconds=0.0, files=[])); continue
-        try: rows.append(run_stage(nb, cfg, overrides, out_dir, kernel))
+        try: rows.append(run_stage(nb, cfg, overrides, out_dir, kernel, demos))
         except StageError as e:
             error = e; rows.append(dict(notebook=nb.name, status=f'FAILED (cell {e.cell})', seconds=None, files=[]))
-    table = pd.DataFrame(rows, columns=['notebook', 'status', 'seconds', 'files'])
+    table = pd.DataFrame(rows, columns=['notebook', 'status', 'seconds', 'demos_skipped', 'files'])
     table.attrs['error'] = error
     return table
 
@@ -116,11 +136,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--only', nargs='*', help='stages to run, by name or number (default: all)')
     ap.add_argument('--out', help='folder for executed notebooks (default: runs/<profile>)')
     ap.add_argument('--set', nargs='*', dest='overrides', metavar='KEY=VALUE', help='override profile settings')
+    ap.add_argument('--demos', action='store_true', help="also run the notebooks' `#| demo` cells (skipped by default)")
     ap.add_argument('--list', action='store_true', help='list the stages and exit')
     a = ap.parse_args(argv)
     if a.list:
         print('\n'.join(p.name for p in stages())); return 0
-    try: table = reproduce(a.profile, a.only, parse_overrides(a.overrides), a.out)
+    try: table = reproduce(a.profile, a.only, parse_overrides(a.overrides), a.out, demos=a.demos)
     except ConfigError as e:
         print(f'error: {e}', file=sys.stderr); return 2
     print(_fmt_table(table))

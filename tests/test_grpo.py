@@ -190,7 +190,7 @@ def test_cpu_recipe(tmp_path):
     a = R.grpo_config(r, tmp_path, device='cpu')
     assert a.bf16 is False and a.fp16 is False and a.use_cpu is True and a.use_vllm is False and a.gradient_checkpointing is False
     assert a.num_generations == 4 and a.max_completion_length == 256 and a.max_steps == 2 and a.learning_rate == 3e-4
-    assert a.save_strategy.value == 'steps' and a.save_steps == 1 and r.n_val == 2 and r.score_init is False
+    assert a.save_strategy.value == 'steps' and a.save_steps == 2 == a.max_steps and r.score_init is False   # one checkpoint: nothing to score
     assert a.loss_type == 'bnpo' and a.beta == 0.0 and a.mask_truncated_completions is True
     assert R.lora_config(r, 30).layers_to_transform == list(range(20, 30))
 
@@ -277,3 +277,18 @@ def test_tiny_grpo_run(tmp_path):
     [[c]] = be.generate([rows[0]['prompt']], Sampling(max_new_tokens=8))
     assert c.tokens > 0
     unload_models()
+
+
+def test_a_lone_checkpoint_is_merged_unscored(tmp_path):
+    import torch
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM
+    from dagger.llm import resolve_model
+    recipe = R.RECIPES['cpu']                                    # save_steps == max_steps: one checkpoint
+    lm = AutoModelForCausalLM.from_pretrained(resolve_model('embedded:smollm2-135m'), dtype=torch.float32)
+    get_peft_model(lm, R.lora_config(recipe, lm.config.num_hidden_layers)).save_pretrained(tmp_path/'ck'/'checkpoint-2')
+    sel = R.select_checkpoint('embedded:smollm2-135m', tmp_path/'ck', [], recipe, tmp_path/'merged')
+    assert sel['chosen'] == 'checkpoint-2' and sel['step'] == 2 and sel['scores'] == {} and sel['val_problems'] == 0
+    assert (tmp_path/'merged'/'config.json').exists() and not (tmp_path/'candidates').exists()
+    with pytest.raises(R.RecipeError, match='no checkpoints'):
+        R.select_checkpoint('embedded:smollm2-135m', tmp_path/'empty', [], recipe, tmp_path/'m2')

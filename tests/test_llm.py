@@ -278,6 +278,19 @@ def test_embedded_sampling_is_per_sample_not_per_batch(smol):
     assert all(c.tokens <= 8 for cs in batched for c in cs)
 
 
+def test_a_shared_prompt_prefix_gives_the_same_tokens(smol):
+    from dagger.eval import dagger_prompt
+    from dagger.llm import shared_prefix
+    plain = TransformersBackend(device='cpu', share_prefix=False)
+    qs = [dagger_prompt(q, 'en') for q in ('Rina has 3 pens and buys 2 more. How many pens does she have?',
+                                           'A box holds 12 eggs. How many eggs are in 4 boxes?',
+                                           'Tom had 20 apples and gave away 7. How many are left?')]
+    assert shared_prefix([smol.encode(q) for q in qs]) > 500         # the instructions and the worked example
+    for s in (Sampling(max_new_tokens=24), Sampling(n=2, max_new_tokens=16, temperature=1.0, seed=5)):
+        assert [[(c.text, c.tokens) for c in cs] for cs in smol.generate(qs, s)] == \
+               [[(c.text, c.tokens) for c in cs] for cs in plain.generate(qs, s)]
+
+
 def test_backend_from_profile(smol, tmp_path):
     from dagger.config import load_profile
     be = backend_from_profile(load_profile('cpu', cache_dir=str(tmp_path)))

@@ -26,7 +26,7 @@ def project(tmp_path, monkeypatch):
               "write_json(cfg.results/'out.json', dict(n_eval=cfg.n_eval, cwd=__import__('os').getcwd()))")
     _nb(tmp_path/'nbs'/'00_write.ipynb', [new_markdown_cell('# Write'), _params(), new_code_cell(writer)])
     _nb(tmp_path/'nbs'/'01_fail.ipynb', [_params(), new_code_cell('x = 1'), new_code_cell("raise ValueError('boom')")])
-    _nb(tmp_path/'nbs'/'02_after.ipynb', [_params(), new_code_cell('pass')])
+    _nb(tmp_path/'nbs'/'02_after.ipynb', [_params(), new_code_cell('#| demo\nraise ValueError("demo ran")'), new_code_cell('pass')])
     _nb(tmp_path/'nbs'/'03_library.ipynb', [new_code_cell('pass')])   # no parameters cell: not a stage
     _nb(tmp_path/'nbs'/'helpers.ipynb', [_params()])                 # not numbered: not a stage
     monkeypatch.setenv('DAGGER_ROOT', str(tmp_path))
@@ -55,6 +55,18 @@ def test_reproduce_stops_at_first_failure_with_cell_and_error(project):
     assert isinstance(err, pipeline.StageError) and err.notebook == '01_fail.ipynb'
     assert 'ValueError: boom' in err.error and err.cell == 3
     assert list(table.status) == ['ok', 'FAILED (cell 3)', 'not run']
+
+def test_demo_cells_are_skipped_unless_asked(project):
+    table = pipeline.reproduce('cpu', only=['02'])
+    assert table.attrs['error'] is None and list(table.demos_skipped) == [1]
+    executed = nbformat.read(str(project/'runs'/'cpu'/'02_after.ipynb'), as_version=4)
+    assert pipeline.SKIPPED_DEMO in [c.source for c in executed.cells]
+    assert not list((project/'runs'/'cpu').glob('.*.ipynb'))                  # the edited copy is removed
+    src = nbformat.read(str(project/'nbs'/'02_after.ipynb'), as_version=4)
+    assert pipeline.SKIPPED_DEMO not in [c.source for c in src.cells]         # the source notebook is never rewritten
+    table = pipeline.reproduce('cpu', only=['02'], demos=True)
+    err = table.attrs['error']
+    assert isinstance(err, pipeline.StageError) and 'demo ran' in err.error and err.cell == 2
 
 def test_cli_exit_codes(project, capsys):
     assert pipeline.main(['--list']) == 0
