@@ -324,7 +324,7 @@ def cut_at_stop(text: str, stops: tuple) -> tuple[str, bool]:
     at = min((i for i in (text.find(s) for s in stops) if i >= 0), default=-1)
     return (text[:at], True) if at >= 0 else (text, False)
 
-# %% ../nbs/00b_llm.ipynb #f70e669b
+# %% ../nbs/00b_llm.ipynb #fd430355
 def shared_prefix(ids: list[list[int]], min_len: int = 64) -> int:
     "Length of the token prefix all rows of `ids` share (each row keeps one token of its own); 0 if under `min_len` or one row."
     if len(ids) < 2: return 0
