@@ -189,7 +189,7 @@ def test_cpu_recipe(tmp_path):
     r = R.RECIPES['cpu']
     a = R.grpo_config(r, tmp_path, device='cpu')
     assert a.bf16 is False and a.fp16 is False and a.use_cpu is True and a.use_vllm is False and a.gradient_checkpointing is False
-    assert a.num_generations == 4 and a.max_completion_length == 256 and a.max_steps == 2 and a.learning_rate == 3e-4
+    assert a.num_generations == 2 and a.max_completion_length == 256 and a.max_steps == 2 and a.learning_rate == 3e-4
     assert a.save_strategy.value == 'steps' and a.save_steps == 2 == a.max_steps and r.score_init is False   # one checkpoint: nothing to score
     assert a.loss_type == 'bnpo' and a.beta == 0.0 and a.mask_truncated_completions is True
     assert R.lora_config(r, 30).layers_to_transform == list(range(20, 30))
