@@ -325,7 +325,7 @@ def fig2(tidy: pd.DataFrame, lang: str, title: str, label_points: bool = True):
     "Figure 2: accuracy (%) against mean output tokens (log x) per dataset and weighted, original → +D arrows (names if ≤ 6 systems)."
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
     pts = fig2_points(tidy, lang)
     if not len(pts): raise FigureError(f'no Figure 2 points for language {lang!r}')
     panels = [p for p in ['MGSM', 'MSVAMP', 'weighted'] if p in set(pts['panel'])]
@@ -345,9 +345,13 @@ def fig2(tidy: pd.DataFrame, lang: str, title: str, label_points: bool = True):
                                 xytext=(3, 2), textcoords='offset points', fontsize=5.5, color='0.25')
             pp = pts[pts['panel'] == panel]
             for xy, k in pd.concat([pp[['tokens', 'accuracy']], pp[['tokens_d', 'accuracy_d']].set_axis(['tokens', 'accuracy'], axis=1)]).dropna().value_counts().items():
-                if k > 1: ax.annotate(f'{k} points overlap', xy, xytext=(4, -9), textcoords='offset points', fontsize=5.5, color='0.3')
+                if k > 1: ax.annotate(f'×{k}', xy, xytext=(4, -8), textcoords='offset points', fontsize=5.5, color='0.3')
             ax.set_xscale('log'); ax.set_ylim(-3, 103)
+            xs = pd.concat([pp['tokens'], pp['tokens_d']]).dropna()
             ax.xaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+            if len(xs) and xs.max() / xs.min() < 4:   # a narrow range: widen it to a factor of 6.25, which holds two 1-2-5 ticks
+                mid = math.sqrt(xs.min() * xs.max()); ax.set_xlim(mid / 2.5, mid * 2.5)
+                ax.xaxis.set_major_locator(FixedLocator([t for t in (10 ** e * m for e in range(6) for m in (1, 2, 5)) if mid / 2.5 <= t <= mid * 2.5]))
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f'{v:g}')); ax.xaxis.set_minor_formatter(NullFormatter())
             ax.set_xlabel('mean output tokens (log scale)')
             sub = {'weighted': 'weighted average (by split size)'}.get(panel, f'{panel} ({lang_name(lang)})')
@@ -545,11 +549,12 @@ def fig_flags(ft: pd.DataFrame, title: str):
     ft = ft[ft['flag_n'] > 0]
     if not len(ft): raise FigureError('no DAGGER output with flags on a +D split')
     with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(max(3.2, 0.9 * len(ft) + 1.5), 2.6))
+        fig, ax = plt.subplots(figsize=(max(3.2, 1.4 * len(ft) + 1.5), 2.6))
         x = np.arange(len(ft))
         for j, (col, hatch) in enumerate([('flag_precision', ''), ('flag_recall', '//'), ('flag_f1', '..')]):
-            ax.bar(x + (j - 1) * 0.27, ft[col].fillna(0), 0.26, color=[color(f) for f in ft['family']], hatch=hatch, edgecolor='white',
-                   label=col.split('_')[1].replace('f1', 'F1'))
+            bars = ax.bar(x + (j - 1) * 0.27, ft[col].fillna(0), 0.26, color=[color(f) for f in ft['family']], hatch=hatch, edgecolor='white',
+                          label=col.split('_')[1].replace('f1', 'F1'))
+            ax.bar_label(bars, labels=['n/a' if v != v else f'{v:.0f}' for v in ft[col]], fontsize=5, padding=1)   # n/a: nothing flagged
         ax.set_xticks(x, [f'{s}\n{sp}\n(n={n})' for s, sp, n in zip(ft['system'], ft['split'], ft['flag_n'])], fontsize=5.5)
         ax.set_ylabel('score (%)'); ax.set_ylim(0, 105); ax.set_xlabel('system and split (outputs with flags)')
         from matplotlib.patches import Patch
@@ -585,6 +590,8 @@ def fig_grpo(h: pd.DataFrame, title: str):
         for c in length: axes[0][1].plot(h[step], h[c], lw=1, marker='.', ms=3, label=c)
         if length:
             axes[0][1].set_xlabel('GRPO step'); axes[0][1].set_ylabel('completion length (tokens)'); axes[0][1].legend(frameon=False)
+        from matplotlib.ticker import MaxNLocator
+        for a in axes[0]: a.xaxis.set_major_locator(MaxNLocator(integer=True))
         fig.suptitle(title); fig.tight_layout()
     return fig
 
@@ -797,7 +804,8 @@ def grpo_out(st: Stage) -> list[Path]:
     run = Path(st.cfg.results)/'grpo'/'run.json'
     info = read_json(run) if run.is_file() else {}
     model = short_model(base_model(info.get('model') or (info.get('profile') or {}).get('model') or st.cfg.model, info))
-    label = f'our run: GRPO of {model}, profile {st.P}'
+    if model == 'merged': model = short_model(st.cfg.model)   # the SFT stage's merged model: name the profile's model
+    label = f"our run: {info.get('phase', 'GRPO')} of {model}, profile {st.P}"
     fig = fig_grpo(pd.read_csv(p), _wrap(f'GRPO training: reward and completion length, {label}', 80))
     return st.figure(fig, f'grpo_ours-{st.P}', [p] + ([run] if run.is_file() else []), label)
 
@@ -848,6 +856,8 @@ def ablation_out(st: Stage, name: str) -> list[Path]:
     model = run.get('model') or (run.get('profile') or {}).get('model', '?')
     t = pd.read_csv(p)
     if name == 'table7' and 'config' in t: t['config'] = t['config'].map(lambda c: TABLE7_CONFIGS.get(c, c))
+    if name == 'table3' and 'annotations' in t:   # the paper's columns: system, distractor_annotations
+        t.insert(0, 'system', f'{short_model(model)} SFT'); t.insert(1, 'distractor_annotations', t.pop('annotations') == 'with')
     return st.table(t, f'{name}_ours-{st.P}', ins, f'our run: {short_model(model)}, profile {st.P}', TABLE_TITLES[name])
 
 # %% ../nbs/06_figures.ipynb #11266ea3
