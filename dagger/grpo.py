@@ -8,7 +8,7 @@ from pathlib import Path
 from . import graph as G
 from .config import Profile, write_json, write_jsonl, atomic_write_text, run_info
 from .llm import resolve_model
-from .sft import PROJECTIONS, RecipeError, lora_config, merge_adapter, named_recipe, fit_rows, accumulation as _accumulation
+from .sft import LoraSettings, RecipeError, lora_config, merge_adapter, named_recipe, fit_rows, accumulation as _accumulation
 
 # %% auto #0
 __all__ = ['COMPONENTS', 'REWARD_FUNCS', 'RECIPES', 'TRL_KEYS', 'HISTORY', 'completion_text', 'reward_table', 'graph_size',
@@ -75,14 +75,9 @@ REWARD_FUNCS = (format_reward, execution_reward, accuracy_reward)
 
 # %% ../nbs/04_grpo.ipynb #dfde3985
 @dataclass(frozen=True)
-class GRPORecipe:
+class GRPORecipe(LoraSettings):
     "Every hyper-parameter of one GRPO run (LoRA, batch, generation, loss, schedule, precision, checkpoints)."
-    lora_r: int = 64
-    lora_alpha: int = 128
-    lora_dropout: float = 0.0
     use_rslora: bool = False
-    target_modules: tuple = PROJECTIONS
-    lora_layers: int = 0                  # LoRA on the top k decoder layers only; 0 = all layers
     max_prompt_length: int = 2048         # longer prompts are left out (TRL 1.16 has no prompt-length argument)
     max_completion_length: int = 2048
     num_generations: int = 8              # completions per prompt (the group)

@@ -8,23 +8,27 @@ from pathlib import Path
 from .config import Profile, write_json, atomic_write_text, run_info
 
 # %% auto #0
-__all__ = ['PROJECTIONS', 'RECIPES', 'Recipe', 'RecipeError', 'named_recipe', 'get_recipe', 'accumulation', 'sft_config',
-           'lora_config', 'conversation_length', 'fit_rows', 'load_for_training', 'merge_adapter', 'train_sft',
-           'history_frame', 'plot_loss', 'before_after', 'student_backend', 'before_after_table', 'sft_dir',
-           'merged_model', 'run_sft', 'main']
+__all__ = ['PROJECTIONS', 'RECIPES', 'LoraSettings', 'Recipe', 'RecipeError', 'named_recipe', 'get_recipe', 'accumulation',
+           'sft_config', 'lora_config', 'conversation_length', 'fit_rows', 'load_for_training', 'merge_adapter',
+           'train_sft', 'history_frame', 'plot_loss', 'before_after', 'student_backend', 'before_after_table',
+           'sft_dir', 'merged_model', 'run_sft', 'main']
 
 # %% ../nbs/03_sft.ipynb #5ed913b0
 PROJECTIONS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
 
 @dataclass(frozen=True)
-class Recipe:
-    "Every hyper-parameter of one SFT run (LoRA, batch, schedule, precision, checkpointing, evaluation)."
+class LoraSettings:
+    "The LoRA part of a training recipe (the GRPO stage's recipe has it too)."
     lora_r: int = 64
     lora_alpha: int = 128
     lora_dropout: float = 0.0
     use_rslora: bool = True
     target_modules: tuple = PROJECTIONS
     lora_layers: int = 0                 # LoRA on the top k decoder layers only; 0 = all layers
+
+@dataclass(frozen=True)
+class Recipe(LoraSettings):
+    "Every hyper-parameter of one SFT run (LoRA, batch, schedule, precision, checkpointing, evaluation)."
     max_length: int = 4096
     global_batch: int = 256              # per-device batch × accumulation × devices
     per_device_batch: int = 8
