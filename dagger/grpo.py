@@ -8,7 +8,7 @@ from pathlib import Path
 from . import graph as G
 from .config import Profile, write_json, write_jsonl, atomic_write_text, run_info
 from .llm import resolve_model
-from .sft import LoraSettings, RecipeError, lora_config, merge_adapter, named_recipe, fit_rows, accumulation as _accumulation
+from .sft import LoraSettings, RecipeError, lora_config, merge_adapter, named_recipe, fit_rows, validation_rows, accumulation as _accumulation
 
 # %% auto #0
 __all__ = ['COMPONENTS', 'REWARD_FUNCS', 'RECIPES', 'TRL_KEYS', 'HISTORY', 'completion_text', 'reward_table', 'graph_size',
@@ -277,9 +277,7 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
                seed: int = 0, world_size: int | None = None, backend: str = 'transformers', backend_kw: dict | None = None,
                init_cache=None) -> dict:
     "GRPO-train `model` on prompt rows with the execution reward; choose a checkpoint on `val_rows`, merge it; return the run's facts."
-    out = Path(out)
-    if not train_rows or not val_rows: raise RecipeError(f'need training and validation rows, got {len(train_rows)} and {len(val_rows)}')
-    val_rows = val_rows[:recipe.n_val] if recipe.n_val else val_rows
+    out, val_rows = Path(out), validation_rows(train_rows, val_rows, recipe.n_val)
     lm, tok, peft_config, path = load_policy(model, recipe, seed)   # first: unsloth wants to be imported before trl
     from trl import GRPOTrainer
     world_size = world_size or int(os.environ.get('WORLD_SIZE', 1))

@@ -10,8 +10,8 @@ from .config import Profile, write_json, atomic_write_text, run_info
 # %% auto #0
 __all__ = ['PROJECTIONS', 'RECIPES', 'LoraSettings', 'Recipe', 'RecipeError', 'named_recipe', 'get_recipe', 'accumulation',
            'sft_config', 'lora_config', 'conversation_length', 'fit_rows', 'load_for_training', 'merge_adapter',
-           'train_sft', 'history_frame', 'plot_loss', 'before_after', 'student_backend', 'before_after_table',
-           'sft_dir', 'merged_model', 'run_sft', 'main']
+           'validation_rows', 'train_sft', 'history_frame', 'plot_loss', 'before_after', 'student_backend',
+           'before_after_table', 'sft_dir', 'merged_model', 'run_sft', 'main']
 
 # %% ../nbs/03_sft.ipynb #5ed913b0
 PROJECTIONS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
@@ -170,12 +170,15 @@ def merge_adapter(peft_model, tokenizer, dest: str | Path, dtype: str = 'bfloat1
         shutil.rmtree(tmp, ignore_errors=True); raise
     return dest
 
+def validation_rows(train_rows: list, val_rows: list, n_val: int = 0) -> list:
+    "The first `n_val` validation rows (all if 0) of a run; a run without training or validation rows is a `RecipeError`."
+    if not train_rows or not val_rows: raise RecipeError(f'need training and validation rows, got {len(train_rows)} and {len(val_rows)}')
+    return val_rows[:n_val] if n_val else val_rows
+
 def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out: str | Path, device: str = 'cpu',
               seed: int = 0, world_size: int | None = None) -> dict:
     "Fine-tune `model` on prompt–completion rows; keep the best adapter by validation loss, merge it; return the run's facts."
-    out = Path(out)
-    if not train_rows or not val_rows: raise RecipeError(f'need training and validation rows, got {len(train_rows)} and {len(val_rows)}')
-    val_rows = val_rows[:recipe.n_val] if recipe.n_val else val_rows
+    out, val_rows = Path(out), validation_rows(train_rows, val_rows, recipe.n_val)
     lm, tok, peft_config, path = load_for_training(model, recipe, seed)   # first: unsloth wants to be imported before trl
     from trl import SFTTrainer
     world_size = world_size or int(os.environ.get('WORLD_SIZE', 1))

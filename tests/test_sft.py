@@ -121,3 +121,10 @@ def test_tiny_sft_run(tmp_path):
     be = get_backend('transformers', str(tmp_path/'merged'), cache=None, device='cpu', batch_size=2)
     [[c]] = be.generate([rows[2]['prompt']], Sampling(max_new_tokens=8))
     assert c.tokens > 0 and c.finish_reason in ('stop', 'length')
+
+
+def test_validation_rows_cut_and_empty_sets():
+    assert S.validation_rows([1], [1, 2, 3], 2) == [1, 2] and S.validation_rows([1], [1, 2, 3]) == [1, 2, 3]
+    for train, val in (([], [1]), ([1], [])):
+        with pytest.raises(S.RecipeError, match='need training and validation rows'):
+            S.validation_rows(train, val)
