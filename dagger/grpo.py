@@ -8,7 +8,7 @@ from pathlib import Path
 from . import graph as G
 from .config import Profile, write_json, write_jsonl, atomic_write_text, run_info
 from .llm import resolve_model
-from .sft import LoraSettings, RecipeError, lora_config, merge_adapter, named_recipe, fit_rows, validation_rows, accumulation as _accumulation
+from .sft import LoraSettings, RecipeError, lora_config, merge_adapter, named_recipe, fit_rows, validation_rows, unsloth_lora, accumulation as _accumulation
 
 # %% auto #0
 __all__ = ['COMPONENTS', 'REWARD_FUNCS', 'RECIPES', 'TRL_KEYS', 'HISTORY', 'completion_text', 'reward_table', 'graph_size',
@@ -195,12 +195,7 @@ def load_policy(model: str, recipe: GRPORecipe, seed: int = 0):
         lm, tok = FastLanguageModel.from_pretrained(resolve_model(model), max_seq_length=recipe.max_length, load_in_4bit=False,
                                                     fast_inference=fast, max_lora_rank=recipe.lora_r,
                                                     **(dict(gpu_memory_utilization=recipe.vllm_gpu_memory_utilization) if fast else {}))
-        n = lm.config.num_hidden_layers if recipe.lora_layers else None
-        lm = FastLanguageModel.get_peft_model(
-            lm, r=recipe.lora_r, lora_alpha=recipe.lora_alpha, lora_dropout=recipe.lora_dropout, target_modules=list(recipe.target_modules),
-            use_rslora=recipe.use_rslora, bias='none', random_state=seed, layers_to_transform=lora_config(recipe, n).layers_to_transform,
-            use_gradient_checkpointing='unsloth' if recipe.gradient_checkpointing else False)
-        return lm, tok, None, 'unsloth'
+        return unsloth_lora(lm, recipe, seed), tok, None, 'unsloth'
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     path = resolve_model(model)

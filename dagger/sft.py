@@ -9,9 +9,9 @@ from .config import Profile, write_json, atomic_write_text, run_info
 
 # %% auto #0
 __all__ = ['PROJECTIONS', 'RECIPES', 'LoraSettings', 'Recipe', 'RecipeError', 'named_recipe', 'get_recipe', 'accumulation',
-           'sft_config', 'lora_config', 'conversation_length', 'fit_rows', 'load_for_training', 'merge_adapter',
-           'validation_rows', 'train_sft', 'history_frame', 'plot_loss', 'before_after', 'student_backend',
-           'before_after_table', 'sft_dir', 'merged_model', 'run_sft', 'main']
+           'sft_config', 'lora_config', 'conversation_length', 'fit_rows', 'unsloth_lora', 'load_for_training',
+           'merge_adapter', 'validation_rows', 'train_sft', 'history_frame', 'plot_loss', 'before_after',
+           'student_backend', 'before_after_table', 'sft_dir', 'merged_model', 'run_sft', 'main']
 
 # %% ../nbs/03_sft.ipynb #5ed913b0
 PROJECTIONS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
@@ -128,6 +128,15 @@ def _unsloth_ok(recipe: Recipe) -> bool:
     import torch
     return torch.cuda.is_available()
 
+def unsloth_lora(lm, recipe, seed: int = 0):
+    "`lm` (loaded by unsloth) with the LoRA adapters of `recipe` (its `LoraSettings` and gradient checkpointing)."
+    from unsloth import FastLanguageModel
+    n = lm.config.num_hidden_layers if recipe.lora_layers else None
+    return FastLanguageModel.get_peft_model(
+        lm, r=recipe.lora_r, lora_alpha=recipe.lora_alpha, lora_dropout=recipe.lora_dropout, target_modules=list(recipe.target_modules),
+        use_rslora=recipe.use_rslora, bias='none', random_state=seed, layers_to_transform=lora_config(recipe, n).layers_to_transform,
+        use_gradient_checkpointing='unsloth' if recipe.gradient_checkpointing else False)
+
 def load_for_training(model: str, recipe: Recipe, seed: int = 0):
     "(model, tokenizer, peft_config or None, 'unsloth'|'peft') for `model` under `recipe`."
     path = model
@@ -137,12 +146,7 @@ def load_for_training(model: str, recipe: Recipe, seed: int = 0):
     if _unsloth_ok(recipe):
         from unsloth import FastLanguageModel
         lm, tok = FastLanguageModel.from_pretrained(path, max_seq_length=recipe.max_length, dtype=None, load_in_4bit=False)
-        n = lm.config.num_hidden_layers if recipe.lora_layers else None
-        lm = FastLanguageModel.get_peft_model(
-            lm, r=recipe.lora_r, lora_alpha=recipe.lora_alpha, lora_dropout=recipe.lora_dropout, target_modules=list(recipe.target_modules),
-            use_rslora=recipe.use_rslora, bias='none', random_state=seed, layers_to_transform=lora_config(recipe, n).layers_to_transform,
-            use_gradient_checkpointing='unsloth' if recipe.gradient_checkpointing else False)
-        return lm, tok, None, 'unsloth'
+        return unsloth_lora(lm, recipe, seed), tok, None, 'unsloth'
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     lm = AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16 if recipe.bf16 else torch.float32)
