@@ -60,7 +60,8 @@ class Profile:
     teacher_n_val: int = 32             # SFT validation questions sent to the teacher; 0 = all
     teacher_n_grpo: int = 64            # GRPO prompts (questions with answers only, disjoint from SFT); 0 = all
     sft_recipe: str = 'cpu'             # SFT hyper-parameters (03_sft): 'paper' (Table 9) or 'cpu' (fits two cores)
-    sft_n_train: int = 0                # SFT examples used (the first that fit the recipe's max length); 0 = all that fit
+    sft_n_train: int = 0                # SFT examples used (of those that fit the recipe's max length); 0 = all that fit
+    sft_select: str = 'first'           # which fitting examples, in what order: 'first' (the teacher's), 'shortest', 'balanced' (shortest, taking turns between answer operations)
     sft_eval_split: str = 'msvamp_en'   # held-out split for the before/after evaluation of the SFT stage
     sft_eval_n: int = 16                # problems of it (seeded sample); 0 = all
     sft_eval_max_new_tokens: int = 2048 # new-token budget of that evaluation (the paper's 2048 for SFT models)

@@ -2,16 +2,19 @@
 
 # %% ../nbs/03_sft.ipynb #4529eeb1
 from __future__ import annotations
-import dataclasses, json, math, os, shutil, sys, tempfile, time
+import dataclasses, itertools, json, math, os, shutil, sys, tempfile, time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from .config import Profile, write_json, atomic_write_text, run_info
+from . import graph as G
 
 # %% auto #0
-__all__ = ['PROJECTIONS', 'RECIPES', 'LoraSettings', 'Recipe', 'RecipeError', 'named_recipe', 'get_recipe', 'accumulation',
-           'sft_config', 'lora_config', 'conversation_length', 'fit_rows', 'unsloth_lora', 'load_for_training',
-           'merge_adapter', 'validation_rows', 'train_sft', 'history_frame', 'plot_loss', 'before_after',
-           'student_backend', 'before_after_table', 'sft_dir', 'merged_model', 'run_sft', 'main']
+__all__ = ['PROJECTIONS', 'RECIPES', 'ORDERS', 'LoraSettings', 'Recipe', 'RecipeError', 'named_recipe', 'get_recipe',
+           'accumulation', 'sft_config', 'lora_config', 'conversation_length', 'final_op', 'fit_rows', 'unsloth_lora',
+           'load_for_training', 'share_frozen_prefix', 'prompt_prefix', 'merge_adapter', 'validation_rows', 'train_sft',
+           'history_frame', 'plot_loss', 'before_after', 'student_backend', 'before_after_table', 'sft_dir',
+           'merged_model', 'run_sft', 'main']
 
 # %% ../nbs/03_sft.ipynb #5ed913b0
 PROJECTIONS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
@@ -48,12 +51,14 @@ class Recipe(LoraSettings):
     logging_steps: int = 10
     merge_dtype: str = 'bfloat16'        # the merged model's weights
     unsloth: bool = True                 # use unsloth's fast path when it is installed and a GPU is visible
+    frozen_prefix: bool = False          # run the frozen layers below `lora_layers` over the rows' shared prompt start once
 
 RECIPES = {
     'paper': Recipe(),
     'cpu': Recipe(lora_r=16, lora_alpha=32, use_rslora=False, lora_layers=10, max_length=1280, global_batch=2,
-                  per_device_batch=2, epochs=1.0, learning_rate=2e-3, min_lr=2e-4, weight_decay=0.0, bf16=False,
-                  gradient_checkpointing=False, packing=False, eval_steps=8, eval_before=True, n_val=2, logging_steps=1),
+                  per_device_batch=1, epochs=1.0, learning_rate=2e-3, min_lr=2e-4, weight_decay=0.0, bf16=False,
+                  gradient_checkpointing=False, packing=False, eval_steps=8, eval_before=True, n_val=2, logging_steps=1,
+                  frozen_prefix=True),
 }
 
 # %% ../nbs/03_sft.ipynb #b264cd2d
@@ -110,15 +115,30 @@ def conversation_length(row: dict, tokenizer) -> int:
     msgs = list(row['prompt']) + list(row['completion'])
     return len(tokenizer.apply_chat_template(msgs, tokenize=True, return_dict=False))
 
-def fit_rows(rows: list, tokenizer, max_length: int, n: int = 0, length=conversation_length) -> tuple[list, dict]:
-    "(the first `n` rows (all if 0) whose `length` (default: the whole conversation) fits `max_length`, a report of lengths and drops)."
+ORDERS = ('first', 'shortest', 'balanced')
+
+def final_op(row: dict) -> str:
+    "The operation of the node that `final_result` reads in a row's graph (the step that gives the answer)."
+    nodes = {n['id']: n for n in G.parse(row['completion'][0]['content'], strict=True).to_obj()['nodes']}
+    return nodes[nodes['final_result']['args'][0]]['op']
+
+def _balanced(fits: list, rows: list, key) -> list:
+    groups = {}
+    for L, i in fits: groups.setdefault(key(rows[i]), []).append((L, i))
+    return [x for turn in itertools.zip_longest(*groups.values()) for x in turn if x is not None]
+
+def fit_rows(rows: list, tokenizer, max_length: int, n: int = 0, length=conversation_length, order: str = 'first',
+             key=final_op) -> tuple[list, dict]:
+    "(`n` rows (all if 0) whose `length` (default: the whole conversation) fits `max_length`, taken in `order`; a report of lengths and drops)."
+    if order not in ORDERS: raise RecipeError(f'unknown row order {order!r}; have {ORDERS}')
     lengths = [length(r, tokenizer) for r in rows]
-    keep = [r for r, L in zip(rows, lengths) if L <= max_length]
-    keep = keep[:n] if n else keep
-    used = [L for L in lengths if L <= max_length][:len(keep)]
-    return keep, dict(rows=len(rows), fit=sum(L <= max_length for L in lengths), used=len(keep), max_length=max_length,
-                      tokens_used=sum(used), mean_length=round(sum(used) / len(used), 1) if used else None,
-                      longest_row=max(lengths) if lengths else None)
+    fits = [(L, i) for i, L in enumerate(lengths) if L <= max_length]
+    if order != 'first': fits.sort()
+    chosen = (_balanced(fits, rows, key) if order == 'balanced' else fits)[:n or None]
+    keep, used = [rows[i] for _, i in chosen], [L for L, _ in chosen]
+    rep = dict(rows=len(rows), fit=len(fits), used=len(keep), order=order, max_length=max_length, tokens_used=sum(used),
+               mean_length=round(sum(used) / len(used), 1) if used else None, longest_row=max(lengths) if lengths else None)
+    return keep, rep | (dict(groups=dict(Counter(key(r) for r in keep))) if order == 'balanced' else {})
 
 # %% ../nbs/03_sft.ipynb #a2b40c3c
 def _unsloth_ok(recipe: Recipe) -> bool:
@@ -154,6 +174,67 @@ def load_for_training(model: str, recipe: Recipe, seed: int = 0):
     if tok.pad_token is None: tok.pad_token = tok.eos_token
     return lm, tok, lora_config(recipe, lm.config.num_hidden_layers), 'peft'
 
+# %% ../nbs/03_sft.ipynb #a9bf54e5
+def _prefix_states(body, prefix: list[int], n_frozen: int):
+    "Hidden states after the bottom `n_frozen` layers of decoder `body` over `prefix`, and those layers' keys/values."
+    import torch
+    from transformers import DynamicCache
+    from transformers.masking_utils import create_causal_mask
+    with torch.no_grad():
+        ids = torch.tensor([prefix], device=body.embed_tokens.weight.device)
+        h, pos, cache = body.embed_tokens(ids), torch.arange(len(prefix), device=ids.device)[None], DynamicCache(config=body.config)
+        mask = create_causal_mask(config=body.config, inputs_embeds=h, attention_mask=None, cache=cache, position_ids=pos)
+        pe = body.rotary_emb(h, position_ids=pos)
+        for layer in body.layers[:n_frozen]:
+            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos, cache=cache, use_cache=True)
+    return h, [(cache.layers[i].keys, cache.layers[i].values) for i in range(n_frozen)]
+
+def share_frozen_prefix(lm, prefix: list[int], n_frozen: int):
+    "Make `lm`'s decoder run its frozen bottom `n_frozen` layers over the shared token `prefix` once (see above); returns `lm`."
+    import torch
+    from transformers import DynamicCache
+    from transformers.masking_utils import create_causal_mask
+    from transformers.modeling_outputs import BaseModelOutputWithPast
+    body, P, kept = lm.get_decoder(), len(prefix), {}
+    if not P: return lm
+    usual, want, body.frozen_prefix_rows = body.forward, torch.tensor(prefix), 0
+
+    def forward(input_ids=None, attention_mask=None, position_ids=None, cache=None, inputs_embeds=None, use_cache=None, **kw):
+        B, L = input_ids.shape if input_ids is not None else (0, 0)
+        am = attention_mask if attention_mask is not None else (torch.ones_like(input_ids) if B else None)
+        if not B or L <= P or inputs_embeds is not None or cache is not None or use_cache or position_ids is not None \
+           or kw.get('output_hidden_states') or kw.get('output_attentions') or not bool((input_ids[:, :P] == want.to(input_ids.device)).all()) \
+           or not bool((am[:, :P] == 1).all()):
+            return usual(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, cache=cache,
+                         inputs_embeds=inputs_embeds, use_cache=use_cache, **kw)
+        if not kept: kept['h'], kept['kv'] = _prefix_states(body, prefix, n_frozen)
+        body.frozen_prefix_rows += B
+        pos = torch.arange(L, device=input_ids.device)[None].expand(B, L)
+        with torch.no_grad():
+            c = DynamicCache(config=body.config)
+            for i, (k, v) in enumerate(kept['kv']): c.update(k.expand(B, *k.shape[1:]).contiguous(), v.expand(B, *v.shape[1:]).contiguous(), i)
+            h = body.embed_tokens(input_ids[:, P:])
+            mask = create_causal_mask(config=body.config, inputs_embeds=h, attention_mask=am, cache=c, position_ids=pos[:, P:])
+            pe = body.rotary_emb(h, position_ids=pos[:, P:])
+            for layer in body.layers[:n_frozen]:
+                h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos[:, P:], cache=c, use_cache=True)
+        h = torch.cat([kept['h'].expand(B, -1, -1), h], dim=1)
+        mask = create_causal_mask(config=body.config, inputs_embeds=h, attention_mask=am, cache=None, position_ids=pos)
+        pe = body.rotary_emb(h, position_ids=pos)
+        kw.pop('return_dict', None)
+        for layer in body.layers[n_frozen:body.config.num_hidden_layers]:
+            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos, cache=None, use_cache=False, **kw)
+        return BaseModelOutputWithPast(last_hidden_state=body.norm(h))
+
+    body.forward = forward
+    return lm
+
+def prompt_prefix(rows: list, tokenizer, k: int = 8) -> list[int]:
+    "The token ids the first `k` rows' prompts (as the chat template renders them) all start with."
+    from dagger.llm import shared_prefix
+    ids = [tokenizer.apply_chat_template(list(r['prompt']), tokenize=True, add_generation_prompt=True, return_dict=False) for r in rows[:k]]
+    return ids[0][:shared_prefix(ids, min_len=1)] if len(ids) > 1 else []
+
 # %% ../nbs/03_sft.ipynb #dd0f4e01
 def _dataset(rows: list):
     from datasets import Dataset
@@ -187,6 +268,8 @@ def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out:
     from trl import SFTTrainer
     world_size = world_size or int(os.environ.get('WORLD_SIZE', 1))
     args = sft_config(recipe, out/'checkpoints', device=device, world_size=world_size, seed=seed)
+    if recipe.frozen_prefix and recipe.lora_layers and path == 'peft' and not recipe.packing:
+        share_frozen_prefix(lm, prompt_prefix(train_rows, tok), lm.config.num_hidden_layers - recipe.lora_layers)
     trainer = SFTTrainer(model=lm, args=args, train_dataset=_dataset(train_rows), eval_dataset=_dataset(val_rows),
                          processing_class=tok, peft_config=peft_config)
     before = trainer.evaluate()['eval_loss'] if recipe.eval_before else None
@@ -271,7 +354,7 @@ def run_sft(cfg: Profile, model: str | None = None, recipe: Recipe | None = None
     model = model or cfg.model
     sets = load_sets(cfg, ('sft_train', 'sft_val'))
     tok = _tokenizer(model)
-    train_rows, fit = fit_rows(sets['sft_train'], tok, recipe.max_length, cfg.sft_n_train)
+    train_rows, fit = fit_rows(sets['sft_train'], tok, recipe.max_length, cfg.sft_n_train, order=cfg.sft_select)
     val_rows, vfit = fit_rows(sets['sft_val'], tok, recipe.max_length, recipe.n_val)
     if not cfg.sft_annotations:   # the same examples as the annotated run, stripped (they only get shorter)
         from dagger.teacher import student_prompt, without_annotations

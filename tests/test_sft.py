@@ -55,6 +55,7 @@ def test_cpu_recipe(tmp_path):
     assert a.bf16 is False and a.fp16 is False and a.use_cpu is True and a.packing is False
     assert a.eval_strategy.value == 'steps' and a.eval_steps == r.eval_steps == a.save_steps
     assert S.lora_config(r, 30).layers_to_transform == list(range(20, 30))
+    assert a.per_device_train_batch_size == 1 and a.gradient_accumulation_steps == 2    # one row per forward: no padding
     with pytest.raises(S.RecipeError):
         S.lora_config(r)
 
@@ -103,6 +104,29 @@ def test_fit_rows_never_cuts_a_graph(tokenizer):
     n = S.conversation_length(rows[0], tokenizer)
     kept, rep = S.fit_rows([long] + rows, tokenizer, max_length=n + 5, n=3)
     assert [r['id'] for r in kept] == ['t0', 't1', 't2'] and rep['fit'] == 4 and rep['used'] == 3 and rep['longest_row'] > 400
+
+
+def _op_row(i, op, words):
+    g = format_graph({'nodes': [dict(id='a', op='const', val=6, distractor=False), dict(id='b', op='const', val=3, distractor=False),
+                                dict(id='x', op=op, args=['a', 'b'], distractor=False),
+                                dict(id='final_result', op='identity', args=['x'], distractor=False)]})
+    return dict(id=f'{op}{i}', prompt=[dict(role='user', content='question ' * words)], completion=[dict(role='assistant', content=g)])
+
+
+def test_fit_rows_orders(tokenizer):
+    "'first' keeps the teacher's order, 'shortest' sorts by length, 'balanced' takes the shortest of each answer operation in turn."
+    rows = [_op_row(0, 'mul', 30), _op_row(1, 'mul', 5), _op_row(2, 'mul', 10), _op_row(0, 'sub', 40), _op_row(1, 'sub', 20),
+            _op_row(0, 'add', 50), _op_row(9, 'mul', 900)]
+    assert [S.final_op(r) for r in rows[:6:2]] == ['mul', 'mul', 'sub']
+    first, rep = S.fit_rows(rows, tokenizer, max_length=300, n=3)
+    assert [r['id'] for r in first] == ['mul0', 'mul1', 'mul2'] and rep['order'] == 'first' and rep['fit'] == 6
+    short, _ = S.fit_rows(rows, tokenizer, max_length=300, n=3, order='shortest')
+    assert [r['id'] for r in short] == ['mul1', 'mul2', 'sub1']
+    bal, rep = S.fit_rows(rows, tokenizer, max_length=300, n=5, order='balanced')
+    assert [r['id'] for r in bal] == ['mul1', 'sub1', 'add0', 'mul2', 'sub0'] and rep['groups'] == dict(mul=2, sub=2, add=1)
+    assert [r['id'] for r in S.fit_rows(rows, tokenizer, max_length=300, order='balanced')[0]][-1] == 'mul0'   # n=0: every row that fits
+    with pytest.raises(S.RecipeError):
+        S.fit_rows(rows, tokenizer, max_length=300, order='longest')
 
 
 def test_tiny_sft_run(tmp_path):
