@@ -268,8 +268,8 @@ def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out:
     from trl import SFTTrainer
     world_size = world_size or int(os.environ.get('WORLD_SIZE', 1))
     args = sft_config(recipe, out/'checkpoints', device=device, world_size=world_size, seed=seed)
-    if recipe.frozen_prefix and recipe.lora_layers and path == 'peft' and not recipe.packing:
-        share_frozen_prefix(lm, prompt_prefix(train_rows, tok), lm.config.num_hidden_layers - recipe.lora_layers)
+    prefix = prompt_prefix(train_rows, tok) if recipe.frozen_prefix and recipe.lora_layers and path == 'peft' and not recipe.packing else []
+    if prefix: share_frozen_prefix(lm, prefix, lm.config.num_hidden_layers - recipe.lora_layers)
     trainer = SFTTrainer(model=lm, args=args, train_dataset=_dataset(train_rows), eval_dataset=_dataset(val_rows),
                          processing_class=tok, peft_config=peft_config)
     before = trainer.evaluate()['eval_loss'] if recipe.eval_before else None
@@ -281,7 +281,8 @@ def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out:
                  steps=st.global_step, wall_s=round(wall, 1), steps_per_s=round(st.global_step / wall, 4),
                  train_loss=result.training_loss, eval_loss_before=before, best_eval_loss=st.best_metric,
                  best_checkpoint=Path(st.best_model_checkpoint).name if st.best_model_checkpoint else None,
-                 history=list(st.log_history), adapter=str(out/'adapter'), merged=str(out/'merged'))
+                 history=list(st.log_history), adapter=str(out/'adapter'), merged=str(out/'merged'),
+                 frozen_prefix=dict(tokens=len(prefix), rows=getattr(lm.get_decoder(), 'frozen_prefix_rows', 0)) if prefix else None)
     if trainer.is_world_process_zero():
         trainer.save_model(str(out/'adapter')); tok.save_pretrained(str(out/'adapter'))
         if path == 'unsloth': trainer.model.save_pretrained_merged(str(out/'merged'), tok, save_method='merged_16bit')
