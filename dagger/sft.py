@@ -57,7 +57,7 @@ RECIPES = {
     'paper': Recipe(),
     'cpu': Recipe(lora_r=16, lora_alpha=32, use_rslora=False, lora_layers=10, max_length=1280, global_batch=2,
                   per_device_batch=1, epochs=1.0, learning_rate=2e-3, min_lr=2e-4, weight_decay=0.0, bf16=False,
-                  gradient_checkpointing=False, packing=False, eval_steps=8, eval_before=True, n_val=2, logging_steps=1,
+                  gradient_checkpointing=False, packing=False, eval_steps=16, eval_before=True, n_val=2, logging_steps=1,
                   frozen_prefix=True),
 }
 
