@@ -59,6 +59,9 @@ class Profile:
     teacher_n_sft: int = 256            # SFT training questions sent to the teacher (02_teacher); 0 = all
     teacher_n_val: int = 32             # SFT validation questions sent to the teacher; 0 = all
     teacher_n_grpo: int = 64            # GRPO prompts (questions with answers only, disjoint from SFT); 0 = all
+    msvamp_holdout: bool = False        # evaluate only MSVAMP's even-numbered problems, so that the odd-numbered half may be trained on
+    teacher_msvamp_split: str = ''      # an MSVAMP split whose training half (odd numbers) joins the SFT questions; '' = none (needs msvamp_holdout)
+    teacher_n_msvamp: int = 0           # questions drawn from that half (seeded); 0 = all 500
     sft_recipe: str = 'cpu'             # SFT hyper-parameters (03_sft): 'paper' (Table 9) or 'cpu' (fits two cores)
     sft_n_train: int = 0                # SFT examples used (of those that fit the recipe's max length); 0 = all that fit
     sft_select: str = 'first'           # which fitting examples, in what order: 'first' (the teacher's), 'shortest', 'balanced' (shortest, taking turns between answer operations)

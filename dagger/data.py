@@ -12,12 +12,12 @@ from .numbers import extract_numbers, numbers, to_ascii_digits, format_number, N
 log = logging.getLogger('dagger.data')
 
 # %% auto #0
-__all__ = ['log', 'AUG_TYPES', 'MGSM_LANGS', 'MSVAMP_FILES', 'BASE_SPLITS', 'DISTRACT_SPLITS', 'DOSE_SPLITS', 'SPLITS',
-           'EVAL_SPLITS', 'HUB_HOST', 'DISTRACT_REPO', 'TRAIN_REPO', 'DataError', 'Problem', 'data_root',
+__all__ = ['log', 'AUG_TYPES', 'MGSM_LANGS', 'MSVAMP_FILES', 'FINAL_LABEL', 'BASE_SPLITS', 'DISTRACT_SPLITS', 'DOSE_SPLITS',
+           'SPLITS', 'EVAL_SPLITS', 'HUB_HOST', 'DISTRACT_REPO', 'TRAIN_REPO', 'DataError', 'Problem', 'data_root',
            'gsm8k_final_answer', 'sample', 'GoldGraphError', 'solution_steps', 'gsm8k_graph', 'msvamp_graph',
            'verify_graph', 'mgsm_alignment', 'add_gold', 'gold_coverage', 'load_split', 'to_frame', 'HubUnavailable',
            'DistractMathNotBuilt', 'hub_probe', 'load_hub', 'distract_record', 'distract_path', 'load_distractmath',
-           'load_dose', 'load_training', 'split_summary']
+           'load_dose', 'load_training', 'msvamp_number', 'msvamp_half', 'evaluable', 'split_summary']
 
 # %% ../nbs/00_dataset.ipynb #777c4fad
 class DataError(ValueError):
@@ -130,6 +130,7 @@ class GoldGraphError(DataError):
         super().__init__(f'{reason}: {detail}' if detail else reason)
 
 _OPS = {ast.Add: 'add', ast.Sub: 'sub', ast.Mult: 'mul', ast.Div: 'div', ast.FloorDiv: 'floordiv'}
+FINAL_LABEL = 'final answer'   # the label of every gold graph's final_result: the graph prompt's own
 _ANN = re.compile(r'<<([^<>]*)=([^<>=]*)>>')
 
 def _close(a: float, b: float) -> bool: return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
@@ -334,7 +335,7 @@ def gsm8k_graph(question: str, solution: str, answer: float | None = None) -> di
         if bad: raise GoldGraphError(*bad[0])
         raise GoldGraphError('answer_not_computed', f'no step yields {format_number(answer)}; last step gives {format_number(steps[-1][1])}')
     mentioned = numbers(_ANN.sub('', solution.split('####')[0]))
-    return b.finish(hits[-1], f'answer: {format_number(answer)}', mentioned)
+    return b.finish(hits[-1], FINAL_LABEL, mentioned)
 
 # %% ../nbs/00_dataset.ipynb #6ef902db
 _PREFIX = {'+': 'add', '-': 'sub', '*': 'mul', '/': 'div'}
@@ -378,8 +379,7 @@ def msvamp_graph(query: str, equation: str, answer: float | None = None) -> dict
     if ops: ops[-1]['label'] = question[-1].strip()
     consts = [nodes[i] for i in sorted((i for i in nodes if i.startswith('n')), key=lambda i: int(i[1:]))] + \
              [nodes[i] for i in nodes if i.startswith('k')]
-    label = f'answer: {format_number(answer)}' if answer is not None else 'answer'
-    return {'nodes': consts + ops + [dict(id='final_result', op='identity', args=[top], distractor=False, label=label)]}
+    return {'nodes': consts + ops + [dict(id='final_result', op='identity', args=[top], distractor=False, label=FINAL_LABEL)]}
 
 # %% ../nbs/00_dataset.ipynb #c122e560
 def verify_graph(obj: dict, answer: float) -> float:
@@ -633,6 +633,22 @@ def load_training(config: str, split: str = 'train', cfg: Profile | None = None,
     if config == 'sft': recs = [p for p in recs if p.gold_graph is not None]
     val = {p.id for p in sample(recs, n_val, seed)}
     return [p for p in recs if (p.id in val) == (split == 'val')]
+
+# %% ../nbs/00_dataset.ipynb #9a87dd8c
+def msvamp_number(p: Problem) -> int | None:
+    "The MSVAMP problem number a record comes from (its own id, or its original's for DistractMath and dose records); None for other data."
+    m = re.fullmatch(r'msvamp_[a-z]+-(\d+)', str((p.meta or {}).get('original_id') or p.id))
+    return int(m.group(1)) if m else None
+
+def msvamp_half(p: Problem) -> str | None:
+    "'heldout' (even problem number: evaluated) or 'train' (odd) for an MSVAMP record; None for other data."
+    i = msvamp_number(p)
+    return None if i is None else ('heldout' if i % 2 == 0 else 'train')
+
+def evaluable(records: list, cfg: Profile | None = None) -> list:
+    "The records profile `cfg` may evaluate: all, except MSVAMP's training half when `cfg.msvamp_holdout` is set."
+    if cfg is None or not cfg.msvamp_holdout: return list(records)
+    return [p for p in records if msvamp_half(p) != 'train']
 
 # %% ../nbs/00_dataset.ipynb #d777efbf
 def split_summary(name: str, records: list, coverage: dict | None = None) -> dict:

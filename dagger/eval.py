@@ -442,11 +442,11 @@ def write_results(records: list[dict], out: str | Path, info: dict) -> dict:
 
 # %% ../nbs/05_evaluation.ipynb #da43ac8d
 def load_splits(splits, n: int = 0, seed: int = 0, cfg=None, limit: int = 0, verbose: bool = True) -> dict:
-    "The problems of each split (a seeded sample of `n`, all when 0; its first `limit` if given), skipping splits not built yet."
-    from dagger.data import load_split, sample
+    "The evaluable problems of each split (a seeded sample of `n`, all when 0; its first `limit` if given), skipping splits not built yet."
+    from dagger.data import load_split, sample, evaluable
     out = {}
     for s in splits:
-        try: full = load_split(s, seed=seed, cfg=cfg)
+        try: full = evaluable(load_split(s, seed=seed, cfg=cfg), cfg)
         except FileNotFoundError as e:
             if verbose: print(f'skipping split {s!r}: {type(e).__name__}: {e}')
             continue

@@ -12,8 +12,8 @@ from .numbers import to_ascii_digits
 # %% auto #0
 __all__ = ['STATUSES', 'OVERLAP_SPLITS', 'Verdict', 'verify_output', 'gold_teacher', 'model_teacher', 'distill', 'student_prompt',
            'sft_row', 'grpo_row', 'without_annotations', 'messages', 'OverlapError', 'norm_question', 'eval_index',
-           'check_overlap', 'hub_graph_text', 'training_problems', 'teacher_outputs', 'gold_coverage_summary',
-           'run_teacher', 'load_sets']
+           'check_overlap', 'hub_graph_text', 'msvamp_training_half', 'training_problems', 'teacher_outputs',
+           'gold_coverage_summary', 'run_teacher', 'load_sets']
 
 # %% ../nbs/02_teacher.ipynb #62af1673
 STATUSES = ('kept', 'wrong', 'unparseable', 'failed_execution', 'no_output')
@@ -128,11 +128,11 @@ def norm_question(text: str) -> str:
 OVERLAP_SPLITS = ('mgsm_bn', 'msvamp_bn', 'mgsm_bn_distract', 'msvamp_bn_distract', 'mgsm_en', 'msvamp_en')
 
 def eval_index(cfg: Profile | None = None, splits=OVERLAP_SPLITS) -> tuple[dict, dict]:
-    "({normalised question: 'split:id'} over the evaluation splits and their sources, {split: why it was skipped})."
-    from dagger.data import load_split, DataError
+    "({normalised question: 'split:id'} over the evaluable problems of the evaluation splits and their sources, {split: why it was skipped})."
+    from dagger.data import load_split, evaluable, DataError
     index, skipped = {}, {}
     for s in splits:
-        try: recs = load_split(s, cfg=cfg, gold=False)
+        try: recs = evaluable(load_split(s, cfg=cfg, gold=False), cfg)
         except (DataError, FileNotFoundError) as e: skipped[s] = f'{type(e).__name__}: {str(e)[:200]}'; continue
         for p in recs:
             for t in (p.question, p.original_question, p.meta.get('query_en')):
@@ -163,13 +163,26 @@ def hub_graph_text(p) -> str | None:
         if isinstance(row.get(key), str) and '"nodes"' in row[key]: return row[key]
     return None
 
+def msvamp_training_half(cfg: Profile) -> list:
+    "The SFT questions profile `cfg` draws from the training half of `teacher_msvamp_split` (none when it is '')."
+    from dagger.data import load_split, msvamp_half, sample
+    name = cfg.teacher_msvamp_split
+    if not name: return []
+    if not name.startswith('msvamp_') or name.endswith(('_distract', '_dose')):
+        raise ValueError(f'teacher_msvamp_split must be an MSVAMP base split such as msvamp_en, not {name!r}')
+    if not cfg.msvamp_holdout:
+        raise OverlapError(f'teacher_msvamp_split = {name} trains on MSVAMP: set msvamp_holdout = true so that only the other half is evaluated')
+    half = [p for p in load_split(name, cfg=cfg) if msvamp_half(p) == 'train']
+    return sample(half, cfg.teacher_n_msvamp or None, cfg.seed)
+
 def training_problems(cfg: Profile) -> dict:
-    "The problems for sft_train, sft_val and grpo_train (sampled by the profile, GRPO disjoint from SFT)."
+    "The problems for sft_train (with MSVAMP's training half when the profile asks), sft_val and grpo_train (GRPO disjoint from SFT)."
     from dagger.data import load_training, sample
     sets = {name: load_training(c, s, cfg=cfg) for name, (c, s) in
             dict(sft_train=('sft', 'train'), sft_val=('sft', 'val'), grpo_train=('grpo', 'train')).items()}
     n = dict(sft_train=cfg.teacher_n_sft, sft_val=cfg.teacher_n_val, grpo_train=cfg.teacher_n_grpo)
     out = {k: sample(v, n[k] or None, cfg.seed) for k, v in sets.items() if k != 'grpo_train'}
+    out['sft_train'] += msvamp_training_half(cfg)
     used = {p.id for v in out.values() for p in v}
     used_q = {norm_question(p.question) for v in out.values() for p in v}
     grpo = [p for p in sets['grpo_train'] if p.id not in used and norm_question(p.question) not in used_q]

@@ -273,3 +273,22 @@ def test_hub_row_variants():
     assert p.added_sentences == ['সে 5টি কিনতে চেয়েছিল কিন্তু কেনেনি।'] and p.gold_graph is None
     with pytest.raises(DataError, match='ground_truth'): distract_record(dict(row, ground_truth='many'), 0, 'mgsm', 'bn', 'x')
     with pytest.raises(DataError, match='aug_type'): distract_record(dict(row, augmentation_type='SWAP'), 0, 'mgsm', 'bn', 'x')
+
+
+def test_msvamp_halves_follow_the_problem_number():
+    halved, full = load_profile('cpu', msvamp_holdout=True), load_profile('cpu', msvamp_holdout=False)
+    en, bn = load_split('msvamp_en'), load_split('msvamp_bn')
+    assert [D.msvamp_half(p) for p in en[:4]] == ['heldout', 'train', 'heldout', 'train']
+    assert [p.id.split('-')[1] for p in D.evaluable(en, halved)] == [p.id.split('-')[1] for p in D.evaluable(bn, halved)]
+    assert len(D.evaluable(en, halved)) == 500 and len(D.evaluable(en, full)) == 1000
+    gsm = load_split('gsm8k_test', n=20)
+    assert D.evaluable(gsm, halved) == gsm and D.msvamp_half(gsm[0]) is None
+    moved = Problem(id='msvamp_en_distract-0003', split='msvamp_en_distract', source='msvamp', lang='en', question='q', answer=1.0,
+                    meta=dict(original_id='msvamp_en-0007'))
+    assert D.msvamp_number(moved) == 7 and D.evaluable([moved], halved) == []
+
+
+def test_gold_graphs_do_not_state_the_answer():
+    for name in ('msvamp_en', 'gsm8k_train'):
+        for p in load_split(name, n=30):
+            if p.gold_graph: assert p.gold_graph['nodes'][-1] == dict(p.gold_graph['nodes'][-1], id='final_result', label=D.FINAL_LABEL)

@@ -117,7 +117,7 @@ def test_overlap_check_catches_disguised_eval_questions(index):
 
 
 def test_run_teacher_writes_sets_and_refuses_overlap(tmp_path, monkeypatch):
-    cfg = load_profile('cpu', teacher_n_sft=12, teacher_n_val=4, teacher_n_grpo=6)
+    cfg = load_profile('cpu', teacher_n_sft=12, teacher_n_val=4, teacher_n_grpo=6, teacher_msvamp_split='')
     rep = T.run_teacher(cfg, out=tmp_path/'ok', progress=False)
     sets = {n: read_jsonl(tmp_path/'ok'/f'{n}.jsonl') for n in ('sft_train', 'sft_val', 'grpo_train')}
     assert {k: len(v) for k, v in sets.items()} == rep['sizes'] == dict(sft_train=12, sft_val=4, grpo_train=6)
@@ -130,3 +130,21 @@ def test_run_teacher_writes_sets_and_refuses_overlap(tmp_path, monkeypatch):
     with pytest.raises(T.OverlapError, match='sft_val: 1'):
         T.run_teacher(cfg, out=tmp_path/'leak', progress=False)
     assert not (tmp_path/'leak').exists()
+
+
+def test_msvamp_training_half_is_never_evaluated(tmp_path):
+    cfg = load_profile('cpu', teacher_n_sft=6, teacher_n_val=2, teacher_n_grpo=2, msvamp_holdout=True,
+                       teacher_msvamp_split='msvamp_en', teacher_n_msvamp=10)
+    rep = T.run_teacher(cfg, out=tmp_path, progress=False)
+    rows = read_jsonl(tmp_path/'sft_train.jsonl')
+    ms = [r for r in rows if r['source'] == 'msvamp']
+    assert rep['sizes']['sft_train'] == 16 and len(ms) == 10 and rep['overlap']['sft_train'] == dict(rows=16, overlap=0)
+    assert all(int(r['id'].rsplit('-', 1)[1]) % 2 == 1 for r in ms)
+    assert all(G.parse(r['completion'][0]['content']).to_obj()['nodes'][-1]['label'] == 'final answer' for r in rows)
+    index, _ = T.eval_index(cfg)                     # the held-out half, in every language, is still caught
+    held = [p for p in load_split('msvamp_bn', gold=False) if int(p.id.rsplit('-', 1)[1]) % 2 == 0][:5]
+    with pytest.raises(T.OverlapError, match='msvamp'):
+        T.check_overlap(dict(sft_train=[dict(id=p.id, question=p.meta['query_en']) for p in held]), index)
+    with pytest.raises(T.OverlapError, match='msvamp_holdout'):
+        T.run_teacher(load_profile('cpu', msvamp_holdout=False, teacher_msvamp_split='msvamp_en'), out=tmp_path/'no', progress=False)
+    assert not (tmp_path/'no').exists()
