@@ -275,7 +275,8 @@ def noannot_profile(cfg, **overrides):
     import dataclasses
     return dataclasses.replace(cfg, sft_annotations=False, **overrides)
 
-SFT_FIELDS = ('model', 'seed', 'sft_recipe', 'sft_n_train', 'sft_select', 'student_shots', 'data_source', 'teacher_backend', 'teacher_model')
+SFT_FIELDS = ('model', 'seed', 'sft_recipe', 'sft_n_train', 'sft_select', 'student_shots', 'data_source', 'teacher_backend', 'teacher_model',
+              'teacher_n_sft', 'teacher_msvamp_split', 'teacher_n_msvamp')
 
 class StaleModelError(RuntimeError):
     "A trained model whose recorded settings differ from the profile's (trained with another prompt, recipe or data)."
