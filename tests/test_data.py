@@ -171,7 +171,7 @@ def test_hub_offline_is_not_tried():
 
 
 def test_hub_probe_does_not_hang(monkeypatch):
-    def hang(*a, **k): time.sleep(30)
+    def hang(*a, **k): time.sleep(30); raise OSError('gave up')     # the probe's thread outlives the test: end it quietly
     monkeypatch.setattr(socket, 'create_connection', hang)
     t0 = time.time()
     with pytest.raises(HubUnavailable) as e: load_hub(D.DISTRACT_REPO, 'mgsm', offline=False, timeout=1)
