@@ -130,7 +130,7 @@ class GoldGraphError(DataError):
         super().__init__(f'{reason}: {detail}' if detail else reason)
 
 _OPS = {ast.Add: 'add', ast.Sub: 'sub', ast.Mult: 'mul', ast.Div: 'div', ast.FloorDiv: 'floordiv'}
-FINAL_LABEL = 'final answer'   # the label of every gold graph's final_result: the graph prompt's own
+FINAL_LABEL = 'final answer'   # every gold graph's final_result label, as in the graph prompt's worked example
 _ANN = re.compile(r'<<([^<>]*)=([^<>=]*)>>')
 
 def _close(a: float, b: float) -> bool: return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
