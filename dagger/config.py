@@ -46,6 +46,7 @@ class Profile:
     results_dir: str = 'results/{profile}'
     figures_dir: str = 'figures'
     data_dir: str = 'data'
+    generated_dir: str = 'generated'
     cache_dir: str = ''                 # folder of completions.sqlite; '' = $DAGGER_CACHE or ~/.cache/dagger
     api_base_url: str = ''              # OpenAI-compatible server; '' = OpenAI
     api_key_env: str = 'OPENAI_API_KEY' # the environment variable holding the API key (never the key itself)
@@ -89,6 +90,8 @@ class Profile:
     def figures(self) -> Path: return self._path(self.figures_dir)
     @property
     def data(self) -> Path: return self._path(self.data_dir)
+    @property
+    def generated(self) -> Path: return self._path(self.generated_dir)
     def as_dict(self) -> dict: return dataclasses.asdict(self)
 
 # %% ../nbs/lib_01_config.ipynb #2eb601ba

@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from .config import project_root, Profile, read_jsonl
+from .layout import generated
 from .numbers import extract_numbers, numbers, to_ascii_digits, format_number, Number
 
 log = logging.getLogger('dagger.data')
@@ -491,7 +492,7 @@ class HubUnavailable(DataError):
     "The Hugging Face hub could not be used; the message says in one line what was tried."
 
 class DistractMathNotBuilt(DataError, FileNotFoundError):
-    "The locally built DistractMath splits (data/distractmath/) do not exist yet."
+    "The locally built DistractMath splits (generated/distractmath/) do not exist yet."
 
 HUB_HOST = 'huggingface.co'
 DISTRACT_REPO, TRAIN_REPO = 'dipta007/DistractMath-Bn', 'dipta007/dagger'
@@ -565,8 +566,8 @@ def distract_record(row: dict, i: int, subset: str, lang: str, origin: str, orig
                    origin=f'{origin}#{i}', meta=meta)
 
 def distract_path(subset: str, lang: str = 'bn', cfg: Profile | None = None) -> Path:
-    "Where the locally built DistractMath split lives: data/distractmath/<subset>_<lang>.jsonl."
-    return data_root(cfg)/'distractmath'/f'{subset}_{lang}.jsonl'
+    "Where the locally built DistractMath split lives: generated/distractmath/<subset>_<lang>.jsonl."
+    return generated('distractmath', cfg)/f'{subset}_{lang}.jsonl'
 
 # %% ../nbs/lib_09_data.ipynb #2cd9ec5d
 def load_distractmath(subset: str, lang: str = 'bn', cfg: Profile | None = None, source: str | None = None,
@@ -586,7 +587,7 @@ def load_distractmath(subset: str, lang: str = 'bn', cfg: Profile | None = None,
     path = distract_path(subset, lang, cfg)
     if not path.exists():
         raise DistractMathNotBuilt(f'{(tried + "; ") if tried else ""}no local {_rel(path)}: build the DistractMath splits with the '
-                                   f'distractor stage (issue 4, writes data/distractmath/<subset>_<lang>.jsonl), or use a profile with hub access')
+                                   f'distractors stage (nbs/stage_1_distractors.ipynb, writes generated/distractmath/<subset>_<lang>.jsonl), or use a profile with hub access')
     if tried: log.warning('%s; falling back to %s', tried, _rel(path))
     recs = []
     for i, r in enumerate(read_jsonl(path)):
@@ -597,9 +598,9 @@ def load_distractmath(subset: str, lang: str = 'bn', cfg: Profile | None = None,
 
 # %% ../nbs/lib_09_data.ipynb #5ab78c63
 def load_dose(subset: str, lang: str = 'bn', cfg: Profile | None = None, gold: bool = True) -> list[Problem]:
-    "The dose-response split of `subset` in `lang` (data/distractmath/dose_<subset>_<lang>.jsonl) as `<subset>_<lang>_dose` records."
-    path = data_root(cfg)/'distractmath'/f'dose_{subset}_{lang}.jsonl'
-    if not path.exists(): raise DistractMathNotBuilt(f'no local {_rel(path)}: build it with the distractor stage (nbs/00a_distractors.ipynb)')
+    "The dose-response split of `subset` in `lang` (generated/distractmath/dose_<subset>_<lang>.jsonl) as `<subset>_<lang>_dose` records."
+    path = generated('distractmath', cfg)/f'dose_{subset}_{lang}.jsonl'
+    if not path.exists(): raise DistractMathNotBuilt(f'no local {_rel(path)}: build it with the distractor stage (nbs/stage_1_distractors.ipynb)')
     originals = _index(list(_with_gold(f'{subset}_{lang}', data_root(cfg))[0]) if gold else None)
     recs = [distract_record(r, i, subset, lang, f'local:{_rel(path)}', originals) for i, r in enumerate(read_jsonl(path))]
     return [dataclasses.replace(p, id=f'{subset}_{lang}_dose-{i:04d}', split=f'{subset}_{lang}_dose') for i, p in enumerate(recs)]

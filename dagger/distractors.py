@@ -6,6 +6,7 @@ import functools, hashlib, json, math, random, re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from .numbers import extract_numbers, format_number, digit_script
+from .layout import generated_output
 
 # %% auto #0
 __all__ = ['AUG_TYPES', 'LANG_NAMES', 'UNITS', 'DIM_WORDS', 'DAYS', 'ABSTRACT', 'PEOPLE_EN', 'TEMPLATES', 'NAMES',
@@ -841,9 +842,8 @@ def build_dose(problems: list, seed: int = 0, max_k: int = 5) -> tuple[list[dict
     return recs, fails
 
 def distractmath_dir(cfg=None) -> Path:
-    "data/distractmath under the profile's data folder."
-    from dagger.data import data_root
-    return data_root(cfg)/'distractmath'
+    "The generated DistractMath folder this stage writes (staged when the pipeline runs it)."
+    return generated_output('distractmath', cfg)
 
 def build_all(cfg=None, seed: int = 0, sources=SOURCES, out: Path | None = None) -> dict:
     "Build and write every typed and dose split; returns {file name: (records, failures)}."
@@ -877,7 +877,7 @@ def _is_generic(template_id: str) -> bool:
 
 # %% ../nbs/stage_1_distractors.ipynb #79c8f046
 def write_readme(table, path: Path, seed: int):
-    "The data card of data/distractmath (fields, provenance, the summary table)."
+    "The data card of generated/distractmath (fields, provenance, the summary table)."
     from dagger.config import atomic_write_text
     cols = ['split', 'records', 'problems', 'RED', 'OAD', 'NEED', 'MIXED', 'distractors_mean', 'distractors_min', 'distractors_max', 'fallback_templates', 'failed', 'check_errors']
     rows = ['| ' + ' | '.join(cols) + ' |', '|' + '---|' * len(cols)] + ['| ' + ' | '.join(str(r[c]) for c in cols) + ' |' for _, r in table.iterrows()]

@@ -189,7 +189,7 @@ def test_hub_unresolvable_host(monkeypatch):
 
 def test_distractmath_not_built_is_typed_and_fast(tmp_path, monkeypatch):
     monkeypatch.setattr(D, 'HUB_HOST', 'hub.invalid')
-    cfg = load_profile('cpu', data_dir=str(tmp_path))
+    cfg = load_profile('cpu', data_dir=str(tmp_path), generated_dir=str(tmp_path))
     t0 = time.time()
     with pytest.raises(DistractMathNotBuilt, match='distractmath') as e:
         load_distractmath('mgsm', cfg=cfg, source='auto', gold=False)
@@ -215,7 +215,7 @@ def _local_build(tmp_path):
 def test_distractmath_falls_back_to_local_build(tmp_path, monkeypatch, caplog):
     row = _local_build(tmp_path)
     monkeypatch.setattr(D, 'HUB_HOST', 'hub.invalid')
-    cfg = load_profile('cpu', data_dir=str(tmp_path), offline=False)
+    cfg = load_profile('cpu', data_dir=str(tmp_path), generated_dir=str(tmp_path), offline=False)
     t0 = time.time()
     with caplog.at_level(logging.WARNING, logger='dagger.data'):
         recs = load_distractmath('mgsm', cfg=cfg, source='auto')
@@ -233,7 +233,7 @@ def test_local_build_with_problem_dicts(tmp_path):
     p = Problem('mgsm_bn_distract-0000', 'প্রশ্ন', 3.0, 'bn', 'distractmath-mgsm', 'mgsm_bn_distract', aug_type='NEED',
                 original_question='মূল', added_sentences=['বাক্য'])
     write_jsonl(tmp_path / 'distractmath' / 'mgsm_bn.jsonl', [p.to_dict()])
-    cfg = load_profile('cpu', data_dir=str(tmp_path))
+    cfg = load_profile('cpu', data_dir=str(tmp_path), generated_dir=str(tmp_path))
     got = load_split('mgsm_bn_distract', cfg=cfg, gold=False)
     assert got[0].question == 'প্রশ্ন' and got[0].aug_type == 'NEED' and got[0].origin.startswith('local:')
 
@@ -249,11 +249,11 @@ def test_training_sets_fall_back_to_gsm8k_gold(monkeypatch):
     with pytest.raises(DataError): load_training('dpo', cfg=cfg)
 
 
-@pytest.mark.skipif(not (ROOT / 'data/distractmath/mgsm_bn.jsonl').exists(), reason='DistractMath splits not built yet')
+@pytest.mark.skipif(not (ROOT / 'generated/distractmath/mgsm_bn.jsonl').exists(), reason='DistractMath splits not built yet')
 @pytest.mark.parametrize('name', ['mgsm_bn_distract', 'msvamp_bn_distract'])
 def test_built_distractmath_splits_carry_verified_graphs(name):
     recs = load_split(name, cfg=load_profile('cpu'))
-    assert recs and all(r.origin.startswith('local:data/distractmath/') for r in recs)
+    assert recs and all(r.origin.startswith('local:generated/distractmath/') for r in recs)
     assert {r.aug_type for r in recs} <= {'RED', 'OAD', 'NEED'}
     with_graph = [r for r in recs if r.gold_graph]
     assert len(with_graph) >= 0.95 * len(recs)

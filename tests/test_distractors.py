@@ -11,7 +11,7 @@ from dagger import distractors as D
 BN = ('জুলিয়া সোমবার ১৮ জন ছেলেমেয়ের সঙ্গে ট্যাগ খেলেন। মঙ্গলবার তিনি ১০ জন ছেলেমেয়ের সঙ্গে ট্যাগ খেলেন। '
       'সোমবার তিনি কতজন ছেলেমেয়ের সঙ্গে আরও খেলেন তার সংখ্যা কত?')
 EN = "Janet's ducks lay 16 eggs per day. She eats three for breakfast. She sells the rest for $2 each. How much does she make?"
-DM = project_root()/'data'/'distractmath'
+DM = project_root()/'generated'/'distractmath'
 
 
 # --- sentences and insertion -------------------------------------------------------------------------------
