@@ -5,19 +5,22 @@ from __future__ import annotations
 import json, re, time
 from pathlib import Path
 import pandas as pd
-from .config import project_root, write_json, write_jsonl, atomic_write_text, run_info, load_profile
-from .eval import (LANG_NAMES, Exemplar, exemplars, labels, answer_phrase, extract_answer, cot_messages, dagger_prompt,
-                         strip_distractor, run_method, summarize, budget, load_splits, evaluate)
-from .numbers import extract_numbers
 from . import graph as G
+from .config import project_root, write_json, write_jsonl, atomic_write_text, run_info, load_profile, Profile
+from .numbers import extract_numbers
+from .prompts import (LANG_NAMES, Exemplar, exemplars, labels, answer_phrase, cot_messages, dagger_prompt, strip_distractor, student_prompt,
+                            exemplar_question, EXEMPLAR_SETS, COT_CONFIGS, cot_config_prompt, graph_prompt, graph_examples)
+from .llm import get_backend
+from .data import load_split
+from .eval import extract_answer, run_method, summarize, budget, load_splits, evaluate
+from .teacher import norm_question
+from .sft import run_sft, sft_dir, merged_model
 
 # %% auto #0
-__all__ = ['NATIVE_DIGITS', 'DECIMAL_COMMA', 'EXEMPLAR_SETS', 'COT_CONFIGS', 'TABLES', 'SFT_FIELDS', 'native_to_ascii',
-           'extract_answer_lang', 'rescore', 'ExemplarOverlapError', 'exemplar_question', 'check_exemplars',
-           'exemplar_set', 'answer_sentence', 'instruction_messages', 'cot_config_prompt', 'ExemplarGraphError',
-           'exemplar_equations', 'exemplar_graph', 'graph_examples', 'graph_prompt', 'run_records', 'table5', 'table7',
-           'table3', 'ablation_dir', 'write_table', 'table_sizes', 'run_table5', 'run_table7', 'noannot_profile',
-           'StaleModelError', 'sft_mismatch', 'train_noannot', 'run_table3']
+__all__ = ['NATIVE_DIGITS', 'DECIMAL_COMMA', 'TABLES', 'SFT_FIELDS', 'native_to_ascii', 'extract_answer_lang', 'rescore',
+           'ExemplarOverlapError', 'check_exemplars', 'run_records', 'table5', 'table7', 'table3', 'ablation_dir',
+           'write_table', 'table_sizes', 'run_table5', 'run_table7', 'noannot_profile', 'StaleModelError',
+           'sft_mismatch', 'train_noannot', 'run_table3']
 
 # %% ../nbs/stage_7_ablations.ipynb #4220dd14
 NATIVE_DIGITS = {'te': '౦౧౨౩౪౫౬౭౮౯', 'th': '๐๑๒๓๔๕๖๗๘๙'}
@@ -51,126 +54,13 @@ def rescore(records: list[dict]) -> list[dict]:
 class ExemplarOverlapError(ValueError):
     "An exemplar that is also an evaluated problem."
 
-def exemplar_question(e: Exemplar, lang: str) -> str:
-    "An exemplar's question without its label (and without stray text after the last '?', as in two Telugu ones)."
-    q = e.question.strip()
-    q = q[len(labels(lang)[0]):].strip() if q.startswith(labels(lang)[0]) else q
-    return q[:q.rfind('?') + 1] if '?' in q else q
-
 def check_exemplars(lang: str, problems: list | None = None) -> int:
     "Raise ExemplarOverlapError if an MGSM exemplar of `lang` is one of `problems` (default: all of mgsm_<lang>); return how many were checked."
-    from dagger.data import load_split
-    from dagger.teacher import norm_question
     problems = load_split(f'mgsm_{lang}', gold=False) if problems is None else problems
     test = {norm_question(p.question): p.id for p in problems}
     hits = [(i, test[k]) for i, e in enumerate(exemplars(lang), 1) if (k := norm_question(exemplar_question(e, lang))) in test]
     if hits: raise ExemplarOverlapError(f'MGSM exemplars of {lang!r} that are evaluated problems (exemplar, id): {hits}')
     return len(problems)
-
-# %% ../nbs/stage_7_ablations.ipynb #bb22de47
-EXEMPLAR_SETS = {'original': (1, 2, 3, 4, 5), 'alternate': (4, 5, 6, 7, 8)}
-COT_CONFIGS = {   # name: (exemplar set, shots, description as in the paper's Table 7)
-    'cot5_original': ('original', 5, '5-shot CoT, original MGSM ICL set'),
-    'cot5_alternate': ('alternate', 5, '5-shot CoT, alternate MGSM ICL set'),
-    'cot3_alternate': ('alternate', 3, '3-shot CoT, alternate MGSM ICL set'),
-    'instruction': (None, 0, 'instruction prompt (no ICL)')}
-
-def exemplar_set(name: str, lang: str = 'en', shots: int | None = None) -> tuple[Exemplar, ...]:
-    "The exemplars of set `name` ('original' or 'alternate') in `lang`; with `shots`, the last `shots` of the set."
-    if name not in EXEMPLAR_SETS: raise KeyError(f'unknown exemplar set {name!r}; have {sorted(EXEMPLAR_SETS)}')
-    idx = EXEMPLAR_SETS[name][-shots:] if shots else EXEMPLAR_SETS[name]
-    ex = exemplars(lang)
-    return tuple(ex[i - 1] for i in idx)
-
-# %% ../nbs/stage_7_ablations.ipynb #3827a1a3
-def answer_sentence(lang: str) -> str:
-    "How the language's exemplars close an answer, with N for the number ('The answer is N.')."
-    a, ph = exemplars(lang)[0].answer.replace(labels(lang)[1], ''), answer_phrase(lang)
-    i = a.rindex(ph)
-    start = max(a.rfind('. ', 0, i), a.rfind('। ', 0, i))
-    start = start + 2 if start >= 0 else i
-    return re.sub(r'[0-9০-৯]+(?:\.[0-9]+)?', 'N', a[start:]).strip()
-
-def instruction_messages(question: str, lang: str = 'en') -> list[dict]:
-    "The CoT prompt without exemplars: reason step by step and end with the language's answer sentence."
-    q, a = labels(lang)
-    return [dict(role='user', content=f'Solve the following math problem. Reason step by step, then end with '
-                                      f'"{answer_sentence(lang)}" where N is the final number.\n\n{q} {question.strip()}\n{a}')]
-
-def cot_config_prompt(name: str):
-    "The prompt callable (question, lang) -> messages of Table 7's configuration `name`."
-    if name not in COT_CONFIGS: raise KeyError(f'unknown CoT configuration {name!r}; have {list(COT_CONFIGS)}')
-    ex_set, shots, _ = COT_CONFIGS[name]
-    if ex_set is None: return instruction_messages
-    return lambda question, lang: cot_messages(question, lang, shots=shots, examples=exemplar_set(ex_set, lang, shots))
-
-# %% ../nbs/stage_7_ablations.ipynb #0708e4e5
-class ExemplarGraphError(ValueError):
-    "An MGSM exemplar whose equations cannot be written over its question's numbers."
-
-_OPS = {'+': 'add', '-': 'sub', '*': 'mul', '/': 'div'}
-_EQ = re.compile(r'(\d+(?:\.\d+)?)\s*([-+*/])\s*(\d+(?:\.\d+)?)\s*=\s*(\d+(?:\.\d+)?)')
-_CLAUSE = re.compile(r'[.,;:?!¿¡]')
-
-def exemplar_equations(i: int) -> list[tuple[float, str, float, float]]:
-    "MGSM's equations for exemplar `i` (1-based) as (a, op, b, result)."
-    d = json.loads((project_root()/'data'/'mgsm'/'exemplars.json').read_text(encoding='utf-8'))
-    return [(float(a), _OPS[o], float(b), float(c)) for a, o, b, c in _EQ.findall(d['EXEMPLAR_EQUATION_SOLUTIONS'][i - 1])]
-
-def _num(x: float): return int(x) if float(x).is_integer() else x
-
-def _words_before(text: str, end: int, k: int) -> list[str]:
-    words = _CLAUSE.split(text[:end])[-1].split()
-    last_num = max((i for i, w in enumerate(words) if re.search(r'\d', w)), default=-1)
-    return words[last_num + 1:][-k:]
-
-def _words_after(text: str, start: int, k: int) -> list[str]:
-    return _CLAUSE.split(text[start:])[0].split()[:k]
-
-def exemplar_graph(i: int, lang: str) -> dict:
-    "The worked graph of MGSM exemplar `i` (1-based) in `lang`; ExemplarGraphError if its equations use other numbers."
-    e = exemplars(lang)[i - 1]
-    q, ans = exemplar_question(e, lang), e.answer.replace(labels(lang)[1], ' ')
-    nums = extract_numbers(q, words=False)
-    nodes = [dict(id=f'n{k}', op='const', val=_num(n.value), distractor=False,
-                  label=' '.join(_words_before(q, n.start, 2) + [n.text] + _words_after(q, n.end, 1)))
-             for k, n in enumerate(nums, 1)]
-    consts, results, used = {}, {}, set()
-    for node in reversed(nodes): consts[float(node['val'])] = node['id']      # the first mention of a value wins
-    for a, op, b, c in exemplar_equations(i):
-        args = []
-        for v in (a, b):
-            nid = results.get(v) or consts.get(v)
-            if nid is None: raise ExemplarGraphError(f'exemplar {i} ({lang}): operand {v:g} is neither in the question nor an earlier result')
-            args.append(nid); used.add(nid)
-        sym = {v: k for k, v in _OPS.items()}[op]
-        m = re.search(rf'{re.escape(str(_num(a)))}\s*{re.escape(sym)}\s*{re.escape(str(_num(b)))}\s*=', ans)
-        label = ' '.join(_words_before(ans, m.start(), 3)) if m else ''
-        nid = f's{len(results) + 1}'
-        nodes.append(dict(id=nid, op=op, args=args, distractor=False, label=label or f'{_num(a)} {sym} {_num(b)}'))
-        results[c] = nid
-    if not results: raise ExemplarGraphError(f'exemplar {i} ({lang}) has no equations')
-    for node in nodes:
-        if node['op'] == 'const' and node['id'] not in used: node['distractor'] = True
-    nodes.append(dict(id='final_result', op='identity', args=[nodes[-1]['id']], distractor=False, label=answer_phrase(lang)))
-    g = {'nodes': nodes}
-    if not G.is_correct(G.execute(G.from_obj(g, strict=True)), e.number):
-        raise ExemplarGraphError(f'exemplar {i} ({lang}): graph gives {G.execute(G.from_obj(g)):g}, exemplar says {e.number:g}')
-    return g
-
-# %% ../nbs/stage_7_ablations.ipynb #670b36c5
-def graph_examples(lang: str, k: int = 3) -> list[tuple[str, dict]]:
-    "The first `k` MGSM exemplars of `lang` that make a worked graph, as (question, graph) pairs."
-    out = []
-    for i in range(1, len(exemplars(lang)) + 1):
-        try: out.append((exemplar_question(exemplars(lang)[i - 1], lang), exemplar_graph(i, lang)))
-        except ExemplarGraphError: continue
-        if len(out) == k: return out
-    raise ExemplarGraphError(f'only {len(out)} MGSM exemplars of {lang!r} make a worked graph; {k} wanted')
-
-def graph_prompt(question: str, lang: str, distractor: bool = True) -> list[dict]:
-    "Table 5's 3-shot DAGGER prompt: English instructions, three worked graphs in the problem's language."
-    return dagger_prompt(question, lang, examples=graph_examples(lang), distractor=distractor)
 
 # %% ../nbs/stage_7_ablations.ipynb #857afd1b
 def run_records(method: str, problems: list, backend, cap: int = 0, prompt=None, model: str = '', progress: bool = True,
@@ -287,7 +177,6 @@ def _sft_run(sft_folder: Path) -> dict:
 
 def sft_mismatch(cfg, sft_folder: Path) -> dict:
     "The SFT-relevant profile fields whose value recorded in `sft_folder`/run.json differs from `cfg`'s: {field: (recorded, now)}."
-    from dagger.config import Profile
     rec = _sft_run(sft_folder).get('run_info', {}).get('profile', {})
     default = {f: getattr(Profile(name='x'), f) for f in SFT_FIELDS}
     now = {f: getattr(cfg, f) for f in SFT_FIELDS}
@@ -295,7 +184,6 @@ def sft_mismatch(cfg, sft_folder: Path) -> dict:
 
 def train_noannot(cfg, retrain: bool = False) -> dict:
     "Train the no-annotation SFT model of `cfg` unless an up-to-date one exists; return facts."
-    from dagger.sft import run_sft, sft_dir, merged_model
     with_dir, c = sft_dir(cfg), noannot_profile(cfg)
     without_dir = sft_dir(c)
     if without_dir == with_dir: raise RuntimeError('dagger.sft.sft_dir ignores sft_annotations: both arms would share one folder')
@@ -315,9 +203,6 @@ def train_noannot(cfg, retrain: bool = False) -> dict:
 
 def run_table3(cfg, n: int | None = None, splits=None, retrain: bool = False, progress: bool = True) -> dict:
     "Table 3: the SFT student with and without distractor annotations on the original and augmented splits."
-    from dagger.sft import merged_model
-    from dagger.teacher import student_prompt
-    from dagger.llm import get_backend
     t0, same = time.time(), n is None   # by default the evaluation stage's problems (its outputs are reused)
     splits = tuple(splits or cfg.ablation_table3_splits)
     cap = cfg.sft_eval_max_new_tokens   # the SFT stage's evaluation budget: graphs of SFT models run to ~250 tokens

@@ -6,11 +6,12 @@ import ast, copy, dataclasses, functools, json, logging, math, os, random, re, s
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+log = logging.getLogger('dagger.data')
 from .config import project_root, Profile, read_jsonl
 from .layout import generated
 from .numbers import extract_numbers, numbers, to_ascii_digits, format_number, Number
-
-log = logging.getLogger('dagger.data')
+from .graph import from_obj, execute, is_correct, GraphError
 
 # %% auto #0
 __all__ = ['log', 'AUG_TYPES', 'MGSM_LANGS', 'MSVAMP_FILES', 'FINAL_LABEL', 'BASE_SPLITS', 'DISTRACT_SPLITS', 'DOSE_SPLITS',
@@ -385,7 +386,6 @@ def msvamp_graph(query: str, equation: str, answer: float | None = None) -> dict
 # %% ../nbs/lib_09_data.ipynb #c122e560
 def verify_graph(obj: dict, answer: float) -> float:
     "Parse `obj` strictly, execute it and check it reproduces `answer`; return the value or raise `GoldGraphError`."
-    from dagger.graph import from_obj, execute, is_correct, GraphError
     try: value = execute(from_obj(obj, strict=True))
     except GraphError as e: raise GoldGraphError('execution_failed', f'{type(e).__name__}: {e}') from None
     if not is_correct(value, answer):

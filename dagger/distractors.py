@@ -5,8 +5,12 @@ from __future__ import annotations
 import functools, hashlib, json, math, random, re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from .numbers import extract_numbers, format_number, digit_script
+from .config import write_jsonl, atomic_write_text
 from .layout import generated_output
+from .numbers import extract_numbers, format_number, digit_script
+from .graph import from_obj, execute, GraphError
+from .llm import Sampling
+from .data import load_split
 
 # %% auto #0
 __all__ = ['AUG_TYPES', 'LANG_NAMES', 'UNITS', 'DIM_WORDS', 'DAYS', 'ABSTRACT', 'PEOPLE_EN', 'TEMPLATES', 'NAMES',
@@ -267,7 +271,6 @@ def _generate_parsed(backend, prompts: list, sampling, parse, max_tries: int, st
 
 def llm_verify(records: list[dict], backend, sampling=None, max_tries: int = 3) -> tuple[list, dict]:
     "The verifier's verdict (`answers_match`, `justification`) on each record, `None` where every reply was malformed; and counts."
-    from dagger.llm import Sampling
     sampling = sampling or Sampling(max_new_tokens=128)
     stats = {}
     prompts = [verifier_prompt(r['original_question'], r['modified_question'], r['ground_truth'], r.get('lang', 'bn')) for r in records]
@@ -279,7 +282,6 @@ def llm_verify(records: list[dict], backend, sampling=None, max_tries: int = 3) 
 def llm_augment(problems: list, backend, types=AUG_TYPES, sampling=None, max_tries: int = 3, model: str = 'llm',
                 verify: bool = True) -> tuple[list[dict], dict]:
     "Augment `problems` (with `id, question, answer, lang`) by the paper's pipeline; returns (kept records, stats)."
-    from dagger.llm import Sampling
     sampling = sampling or Sampling(max_new_tokens=256)
     jobs = [(i, p, t) for i, p in enumerate(problems) for t in types]
     stats = {'items': len(jobs)}
@@ -761,7 +763,6 @@ def offline_sentences(facts: Facts, types: list[str], rng: random.Random, forbid
 def graph_values(gold: dict | None) -> set:
     "Every value in a gold graph: constants and the result of each operation node."
     if not gold: return set()
-    from dagger.graph import from_obj, execute, GraphError
     nodes = [n for n in gold['nodes'] if n.get('id') != 'final_result']
     vals = {float(n['val']) for n in nodes if n.get('op') == 'const' and n.get('val') is not None}
     for n in nodes:
@@ -847,8 +848,6 @@ def distractmath_dir(cfg=None) -> Path:
 
 def build_all(cfg=None, seed: int = 0, sources=SOURCES, out: Path | None = None) -> dict:
     "Build and write every typed and dose split; returns {file name: (records, failures)}."
-    from dagger.data import load_split
-    from dagger.config import write_jsonl
     out = Path(out) if out is not None else distractmath_dir(cfg)
     res = {}
     for src in sources:
@@ -878,7 +877,6 @@ def _is_generic(template_id: str) -> bool:
 # %% ../nbs/stage_1_distractors.ipynb #79c8f046
 def write_readme(table, path: Path, seed: int):
     "The data card of generated/distractmath (fields, provenance, the summary table)."
-    from dagger.config import atomic_write_text
     cols = ['split', 'records', 'problems', 'RED', 'OAD', 'NEED', 'MIXED', 'distractors_mean', 'distractors_min', 'distractors_max', 'fallback_templates', 'failed', 'check_errors']
     rows = ['| ' + ' | '.join(cols) + ' |', '|' + '---|' * len(cols)] + ['| ' + ' | '.join(str(r[c]) for c in cols) + ' |' for _, r in table.iterrows()]
     text = f"""# DistractMath (local, offline build)

@@ -7,193 +7,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 import pandas as pd
+from . import graph as G
 from .config import project_root, write_json, write_jsonl, read_jsonl, atomic_write_text, run_info
 from .numbers import extract_numbers, to_ascii_digits
+from .llm import Sampling, backend_from_profile
 from .sandbox import run_program, extract_program
-from . import graph as G
+from .data import load_split, sample, evaluable
+from .prompts import (ANSWER_PHRASES, labels, cot_messages, reasoning_messages, dagger_prompt, pot_messages, student_prompt,
+                            got_generate_messages, got_score_messages, got_aggregate_messages, got_refine_messages)
 
 # %% auto #0
-__all__ = ['LANG_NAMES', 'OP_HELP', 'PEN_EXAMPLE', 'ANSWER_PHRASES', 'METHODS', 'BUDGETS', 'PROMPTS', 'STUDENT_BUDGET', 'KEYS',
-           'PAPER_N', 'PHASES', 'Exemplar', 'exemplars', 'labels', 'cot_messages', 'reasoning_messages', 'pen_graph',
-           'strip_distractor', 'pen_examples', 'dagger_prompt', 'pot_messages', 'answer_phrase',
-           'got_generate_messages', 'got_score_messages', 'got_aggregate_messages', 'got_refine_messages',
-           'signed_numbers', 'extract_answer', 'extract_boxed', 'score_text', 'known_distractors', 'budget',
-           'run_method', 'parse_score', 'run_got', 'distractor_prf', 'summarize', 'original_split', 'deltas',
-           'weighted', 'type_errors', 'run_name', 'write_results', 'load_splits', 'evaluate', 'phase_model', 'run_eval']
-
-# %% ../nbs/lib_10_eval.ipynb #4ab9ffcf
-LANG_NAMES = {'bn': 'Bangla', 'en': 'English', 'de': 'German', 'es': 'Spanish', 'fr': 'French', 'ja': 'Japanese',
-              'ru': 'Russian', 'sw': 'Swahili', 'te': 'Telugu', 'th': 'Thai', 'zh': 'Chinese'}
-
-@dataclass(frozen=True)
-class Exemplar:
-    "One native MGSM exemplar: question and step-by-step answer, each with its label, and the number it ends with."
-    question: str
-    answer: str
-    number: float
-
-@lru_cache(maxsize=None)
-def exemplars(lang: str, path: str | None = None) -> tuple[Exemplar, ...]:
-    "The native MGSM exemplars of `lang`, in order."
-    p = Path(path) if path else project_root()/'data'/'mgsm'/'exemplars.json'
-    d = json.loads(p.read_text(encoding='utf-8'))
-    if lang not in d['MGSM_EXEMPLARS']: raise KeyError(f'no MGSM exemplars for {lang!r}; have {sorted(d["MGSM_EXEMPLARS"])}')
-    ex = d['MGSM_EXEMPLARS'][lang]
-    return tuple(Exemplar(ex[k]['q'], ex[k]['a'], float(n)) for k, n in zip(sorted(ex, key=int), d['EXEMPLAR_NUMBER_ANSWERS']))
-
-_LABEL = re.compile(r'^(.*?[:：])\s*')
-
-def labels(lang: str) -> tuple[str, str]:
-    "The language's question label and step-by-step answer label, e.g. ('প্রশ্ন:', 'ধাপে ধাপে উত্তর:')."
-    e = exemplars(lang)[0]
-    return _LABEL.match(e.question).group(1), _LABEL.match(e.answer).group(1)
-
-# %% ../nbs/lib_10_eval.ipynb #da59c728
-def _question(q: str, lang: str) -> str:
-    return f'{labels(lang)[0]} {q.strip()}'
-
-def cot_messages(question: str, lang: str = 'bn', shots: int = 5, examples=None) -> list[dict]:
-    "The 5-shot chain-of-thought prompt: native MGSM exemplars of `lang` (or the first `shots` of `examples`), then the question."
-    ex = (exemplars(lang) if examples is None else tuple(examples))[:shots]
-    body = '\n\n'.join(f'{e.question}\n{e.answer}' for e in ex)
-    return [dict(role='user', content=f'{body}\n\n{_question(question, lang)}\n{labels(lang)[1]}')]
-
-# %% ../nbs/lib_10_eval.ipynb #5430bbac
-def reasoning_messages(question: str, lang: str = 'bn') -> list[dict]:
-    "The reasoning-model prompt: step by step in the problem's language, final number in \\boxed{}."
-    return [dict(role='user', content=f'Please reason step by step in {LANG_NAMES.get(lang, lang)}, and give your final numeric '
-                                      f'answer inside \\boxed{{}}.\n\n{_question(question, lang)}')]
-
-# %% ../nbs/lib_10_eval.ipynb #7fc269c4
-OP_HELP = {
-    'const': 'a number from the problem (put it in "val"; no "args")',
-    'add': 'a + b + ... (2 or more args)', 'sub': 'a - b (2 args)', 'mul': 'a * b * ... (2 or more args)',
-    'div': 'a / b (2 args)', 'abs': '|a| (1 arg) or |a - b| (2 args)',
-    'sum': 'sum of its args (1 or more)', 'mean': 'average of its args (1 or more)',
-    'min': 'smallest arg (1 or more)', 'max': 'largest arg (1 or more)',
-    'round': 'round to the nearest integer, halves away from zero (1 arg)', 'floor': 'round down (1 arg)',
-    'ceil': 'round up (1 arg)', 'sqrt': 'square root (1 arg)', 'pow': 'a to the power b (2 args)',
-    'mod': 'remainder of a / b (2 args)', 'gcd': 'greatest common divisor of integers (2 or more args)',
-    'lcm': 'least common multiple of integers (2 or more args)',
-    'identity': 'the value of its one arg (used by "final_result")'}
-
-PEN_EXAMPLE = {
-    'bn': dict(question='মিনার কাছে ১২২১৯৫ টা কলম আছে। রাজুর কাছে ২৫০৮৪ টা কলম আছে। মিনা রাজুর কাছে ১১২৬ টি কলম চাইল। '
-                        'রাজু ১০০০ টি কলম দিতে রাজি হল, কিন্তু পরে আর দিলনা। প্রতিটি কলমের দাম ৪৫.৬ টাকা। '
-                        'মিনা যদি কলমগুলো বিক্রি করতে চায়, সে কত টাকা পাবে?',
-               labels=['মিনার কলম', 'রাজুর কলম', 'মিনা রাজুর কাছে চাইল', 'রাজু দিতে রাজি হল (দেয়নি)',
-                       'প্রতিটি কলমের দাম', 'মিনার মোট টাকা', 'চূড়ান্ত উত্তর']),
-    'en': dict(question='Mina has 122195 pens. Raju has 25084 pens. Mina asked Raju for 1126 pens. Raju agreed to give '
-                        '1000 pens, but later did not give them. Each pen costs 45.6 taka. If Mina sells her pens, '
-                        'how much money will she get?',
-               labels=["Mina's pens", "Raju's pens", 'Mina asked Raju for', 'Raju agreed to give (did not)',
-                       'price of one pen', "Mina's total money", 'final answer'])}
-
-def pen_graph(lang: str = 'bn') -> dict:
-    "The paper's pen example as a graph: three distractor constants, answer 122195 × 45.6."
-    L = PEN_EXAMPLE['bn' if lang == 'bn' else 'en']['labels']
-    c = lambda i, v, d: dict(id=f'n{i}', op='const', val=v, distractor=d, label=L[i - 1])
-    return {'nodes': [c(1, 122195, False), c(2, 25084, True), c(3, 1126, True), c(4, 1000, True), c(5, 45.6, False),
-                      dict(id='total_money', op='mul', args=['n1', 'n5'], distractor=False, label=L[5]),
-                      dict(id='final_result', op='identity', args=['total_money'], distractor=False, label=L[6])]}
-
-# %% ../nbs/lib_10_eval.ipynb #d6aa35c3
-_DAGGER_INSTRUCTIONS = '''You are an expert math reasoner for problems written in {language}. Solve the problem by building a computational graph; a program will execute it to get the answer.
-
-Write one JSON object {{"nodes": [...]}} inside a ```json block. Each node has:
-- "id": a unique name ("n1", "n2", ...).
-- "op": one of the operations listed below.
-- "val": the number, only for "const" nodes (plain digits, no units or separators).
-- "args": the ids of the nodes it uses, in order (not for "const" nodes).
-- "distractor": true if the node is NOT needed to compute the answer, otherwise false.
-- "label": a short description in {language}.
-
-Operations:
-{ops}
-
-Rules:
-1. {rule_const}
-2. A node may only use nodes that come before it (topological order).
-3. Exactly one node has the id "final_result": an "identity" node whose arg is the node holding the answer.
-4. Output only the JSON block, nothing else.
-{examples}
-Question: {question}
-Output:'''
-
-_DISTRACTOR_FIELD = '- "distractor": true if the node is NOT needed to compute the answer, otherwise false.\n'
-_RULE_CONST = {True: 'Make a "const" node for every number in the problem, including numbers that do not matter for the question; '
-                     'mark those with "distractor": true.',
-               False: 'Make a "const" node for every number in the problem.'}
-
-def strip_distractor(obj: dict) -> dict:
-    "A copy of graph object `obj` without the `distractor` field on any node (the annotation ablation, Table 3)."
-    return {**obj, 'nodes': [{k: v for k, v in n.items() if k != 'distractor'} for n in obj['nodes']]}
-
-def pen_examples(lang: str = 'bn') -> list[tuple[str, dict]]:
-    "The default worked example: the pen problem and its graph (Bangla for 'bn', else English)."
-    return [(PEN_EXAMPLE['bn' if lang == 'bn' else 'en']['question'], pen_graph(lang))]
-
-def dagger_prompt(question: str, lang: str = 'bn', examples=None, distractor: bool = True) -> list[dict]:
-    """The computational-graph prompt for `question` as chat messages: one-shot with the pen example by default,
-    `examples` [(question, graph), ...] for other shots ([] = none), `distractor=False` without the distractor field."""
-    examples = pen_examples(lang) if examples is None else list(examples)
-    fmt = lambda g: G.format_graph(g if distractor else strip_distractor(g))
-    shown = ''.join(f'\n{"Example" if len(examples) == 1 else f"Example {i}"}\nQuestion: {q.strip()}\nOutput:\n{fmt(g)}\n'
-                    for i, (q, g) in enumerate(examples, 1))
-    text = _DAGGER_INSTRUCTIONS.format(language=LANG_NAMES.get(lang, lang), ops='\n'.join(f'- {op}: {OP_HELP[op]}' for op in G.OPS),
-                                       rule_const=_RULE_CONST[distractor], examples=shown, question=question.strip())
-    return [dict(role='user', content=text if distractor else text.replace(_DISTRACTOR_FIELD, ''))]
-
-# %% ../nbs/lib_10_eval.ipynb #f216256e
-_POT_EXAMPLE = '''```python
-balls_at_start = 5
-cans = 2
-balls_per_can = 3
-ans = balls_at_start + cans * balls_per_can
-```'''
-
-def pot_messages(question: str, lang: str = 'bn') -> list[dict]:
-    "The program-of-thought prompt: a Python program that stores the final number in `ans`."
-    ex = exemplars(lang)[0].question
-    return [dict(role='user', content=(
-        'Write a Python program that solves the math problem. Store the final numeric answer in a variable named `ans`. '
-        'Use only plain Python (the standard library is allowed); do not read or write files and do not print. '
-        'Put the program in a ```python block.\n\n'
-        f'{ex}\n{_POT_EXAMPLE}\n\n{_question(question, lang)}'))]
-
-# %% ../nbs/lib_10_eval.ipynb #514ebc2c
-ANSWER_PHRASES = {'bn': r'উত্তর\s*(?:হল|হলো|হচ্ছে)', 'en': r'answer\s+is', 'de': r'Antwort\s+(?:ist|lautet)', 'es': r'respuesta\s+es',
-                  'fr': r'réponse\s+est', 'ja': r'答えは', 'ru': r'Ответ\s*[—:-]', 'sw': r'Jibu\s+ni', 'te': r'సమాధానం',
-                  'th': r'คำตอบคือ', 'zh': r'答案是'}
-
-def answer_phrase(lang: str) -> str:
-    "How the language's exemplars state the answer, e.g. 'উত্তর হল' (read from the first exemplar)."
-    a = exemplars(lang)[0].answer
-    m = re.search(ANSWER_PHRASES[lang], a, re.I)
-    return a[m.start():m.end()]
-
-def got_generate_messages(question: str, lang: str = 'bn') -> list[dict]:
-    "GoT generate: one step-by-step solution that ends with the language's answer phrase."
-    return [dict(role='user', content=f'Solve the math problem step by step in {LANG_NAMES.get(lang, lang)}. End with '
-                 f'"{answer_phrase(lang)} N." where N is the final number.\n\n{_question(question, lang)}')]
-
-def got_score_messages(question: str, solution: str, lang: str = 'bn') -> list[dict]:
-    "GoT score: the model rates a candidate solution from 0 to 10."
-    return [dict(role='user', content=f'{_question(question, lang)}\n\nProposed solution:\n{solution.strip()}\n\n'
-                 'Check every step of the proposed solution. How likely is its final answer to be correct? '
-                 'Reply with "Score: S" where S is an integer from 0 (certainly wrong) to 10 (certainly right).')]
-
-def got_aggregate_messages(question: str, solutions: list[str], scores: list[float], lang: str = 'bn') -> list[dict]:
-    "GoT aggregate: merge the scored candidates into one best solution."
-    cands = '\n\n'.join(f'Solution {i + 1} (score {s:g}/10):\n{t.strip()}' for i, (t, s) in enumerate(zip(solutions, scores)))
-    return [dict(role='user', content=f'{_question(question, lang)}\n\n{cands}\n\nCombine the correct parts of these '
-                 f'solutions into one correct step-by-step solution. End with "{answer_phrase(lang)} N."')]
-
-def got_refine_messages(question: str, solution: str, lang: str = 'bn') -> list[dict]:
-    "GoT refine: check one solution and fix any mistake."
-    return [dict(role='user', content=f'{_question(question, lang)}\n\nSolution:\n{solution.strip()}\n\nCheck each step of '
-                 'this solution and correct any mistake, ignoring information the question does not need. Write the final '
-                 f'solution step by step and end with "{answer_phrase(lang)} N."')]
+__all__ = ['METHODS', 'BUDGETS', 'PROMPTS', 'STUDENT_BUDGET', 'KEYS', 'PAPER_N', 'PHASES', 'signed_numbers', 'extract_answer',
+           'extract_boxed', 'score_text', 'known_distractors', 'budget', 'run_method', 'parse_score', 'run_got',
+           'distractor_prf', 'summarize', 'original_split', 'deltas', 'weighted', 'type_errors', 'run_name',
+           'write_results', 'load_splits', 'evaluate', 'phase_model', 'run_eval']
 
 # %% ../nbs/lib_10_eval.ipynb #f0514462
 def signed_numbers(text: str, words: bool = False) -> list[tuple[float, int, int]]:
@@ -301,7 +128,6 @@ def budget(method: str, cap: int = 0, student: bool = False) -> int:
 def run_method(method: str, problems: list, backend, max_new_tokens: int | None = None, timeout: float = 5.0,
                progress: bool = True, prompt=None, **kw) -> list[dict]:
     "Evaluate `method` on `problems` with `backend`: one record per problem (`prompt(question, lang)` replaces the method's prompt)."
-    from dagger.llm import Sampling
     if method not in METHODS: raise ValueError(f'unknown method {method!r}; have {METHODS}')
     if method == 'got': return run_got(problems, backend, max_new_tokens=max_new_tokens, progress=progress, **kw)
     stop = tuple(sorted({f'\n{labels(p.lang)[0]}' for p in problems})) if method == 'cot' else ()
@@ -324,7 +150,6 @@ def parse_score(text: str) -> float:
 def run_got(problems: list, backend, k: int = 2, max_new_tokens: int | None = None, temperature: float = 0.7,
             seed: int = 0, progress: bool = True) -> list[dict]:
     "Graph of thoughts: generate k candidates, score each, aggregate, refine; one record per problem with calls and tokens."
-    from dagger.llm import Sampling
     mx = max_new_tokens or BUDGETS['got']
     greedy, short = Sampling(max_new_tokens=mx), Sampling(max_new_tokens=min(mx, 64))
     gen = backend.generate([got_generate_messages(p.question, p.lang) for p in problems],
@@ -443,7 +268,6 @@ def write_results(records: list[dict], out: str | Path, info: dict) -> dict:
 # %% ../nbs/lib_10_eval.ipynb #da43ac8d
 def load_splits(splits, n: int = 0, seed: int = 0, cfg=None, limit: int = 0, verbose: bool = True) -> dict:
     "The evaluable problems of each split (a seeded sample of `n`, all when 0; its first `limit` if given), skipping splits not built yet."
-    from dagger.data import load_split, sample, evaluable
     out = {}
     for s in splits:
         try: full = evaluable(load_split(s, seed=seed, cfg=cfg), cfg)
@@ -478,14 +302,12 @@ def run_eval(cfg, backend=None, methods=None, splits=None, n: int | None = None,
              phase: str = 'untrained') -> dict:
     """Evaluate profile `cfg` (methods, splits, sample size from the profile unless given) with the model of `phase`
     (a trained student answers with the prompt it was trained on); write the run; return the tables."""
-    from dagger.llm import backend_from_profile
     methods, splits = tuple(methods or cfg.eval_methods), tuple(splits or cfg.eval_splits)
     n = cfg.n_eval if n is None else n
     t0 = time.time()
     path, prompt, label = phase_model(cfg, phase), None, cfg.model
     if path is not None:
         if not (path/'config.json').exists(): raise FileNotFoundError(f'no {phase} model in {path}: run its stage first')
-        from dagger.teacher import student_prompt
         prompt, label = student_prompt(cfg), f'{cfg.model} ({phase.upper()})'
     backend = backend or backend_from_profile(cfg, model=None if path is None else str(path))
     loaded = load_splits(splits, n, cfg.seed, cfg, limit=cfg.eval_n)

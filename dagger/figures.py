@@ -7,8 +7,12 @@ from functools import lru_cache
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from .config import project_root, write_json, read_json, read_jsonl, atomic_write_text, run_info, git_commit
-from .paper import PaperDataError
+from .config import (project_root, write_json, read_json, read_jsonl, atomic_write_text, run_info, git_commit, load_profile)
+from . import graph as G
+from .prompts import LANG_NAMES
+from .data import load_split, distract_path
+from .eval import weighted, distractor_prf, summarize, known_distractors
+from .paper import PaperDataError, load_table
 
 # %% auto #0
 __all__ = ['PALETTE', 'FAMILY_LABELS', 'PHASES', 'TYPES', 'STYLE', 'DATASETS', 'DATASET_LABELS', 'PAPER_WEIGHTS', 'PHASE_SUFFIX',
@@ -145,7 +149,6 @@ def pick_lang(splits) -> str | None:
 
 def lang_name(lang: str) -> str:
     "The language's English name ('bn' -> 'Bangla')."
-    from dagger.eval import LANG_NAMES
     return LANG_NAMES.get(lang, lang)
 
 # %% ../nbs/stage_8_figures.ipynb #6e611abd
@@ -159,7 +162,6 @@ def paper_table(name: str, cfg, verbose: bool = True) -> tuple[pd.DataFrame, Pat
     if not p.is_file():
         if verbose: print(f'skip paper {name}: no {_rel(p)}')
         return None
-    from dagger.paper import load_table
     return load_table(name, folder=p.parent), p
 
 def _need_paper(name: str, cfg) -> tuple[pd.DataFrame, Path]:
@@ -255,7 +257,6 @@ def paper_tidy(t2: pd.DataFrame) -> pd.DataFrame:
 
 def _weighted(tidy: pd.DataFrame, lang: str, kinds=('original', 'distract')) -> pd.DataFrame:
     "Weighted accuracy and tokens per (system, method) over the `kinds` splits of `lang` (dagger.eval.weighted)."
-    from dagger.eval import weighted
     splits = {split_name(d, lang, k): PAPER_WEIGHTS[(d, k)] for d in DATASETS for k in kinds}
     s = tidy.assign(model=tidy['system'] + '\x00' + tidy['run'], mean_tokens=tidy['tokens'])
     w = weighted(s[['method', 'model', 'split', 'n', 'split_size', 'accuracy', 'mean_tokens']], splits)
@@ -426,9 +427,6 @@ def linear_fit(x, y) -> dict:
 # %% ../nbs/stage_8_figures.ipynb #5484f7d4
 @lru_cache(maxsize=None)
 def _gold_ops(split: str, data_dir: str, data_source: str) -> tuple[dict, tuple]:
-    from dagger.data import load_split
-    from dagger.config import load_profile
-    from dagger import graph as G
     c = load_profile('cpu', data_dir=data_dir, data_source=data_source)
     recs = load_split(split, cfg=c)
     ops = {p.id: G.op_count(G.from_obj(p.gold_graph)) for p in recs if p.gold_graph}
@@ -538,7 +536,6 @@ def fig_dose(dt: pd.DataFrame, title: str):
 # %% ../nbs/stage_8_figures.ipynb #b52d547a
 def flag_table(recs: pd.DataFrame) -> pd.DataFrame:
     "Distractor-flag precision/recall/F1 (%) per (system, split) of DAGGER records on +D or dose splits."
-    from dagger.eval import distractor_prf
     d = recs[(recs['method'] == 'dagger') & recs['kind'].isin(['distract', 'dose'])] if len(recs) else recs
     rows = [dict(system=s, family=f, split=sp, n=len(g)) | distractor_prf(g) for (s, f, sp), g in d.groupby(['system', 'family', 'split'])] if len(d) else []
     return pd.DataFrame(rows, columns=['system', 'family', 'split', 'n', 'flag_precision', 'flag_recall', 'flag_f1', 'flag_n'])
@@ -598,7 +595,6 @@ def fig_grpo(h: pd.DataFrame, title: str):
 # %% ../nbs/stage_8_figures.ipynb #4708eed1
 def table4_ours(recs: pd.DataFrame, lang: str) -> pd.DataFrame:
     "Per run and method on the four splits of `lang`: accuracy, execution rate, mean tokens and calls per problem."
-    from dagger.eval import summarize
     d = recs[(recs['lang'] == lang) & recs['kind'].isin(['original', 'distract'])].copy()
     if not len(d): raise FigureError(f'no records for language {lang!r}')
     d['model'] = d['system'] + '\x00' + d['run']
@@ -624,9 +620,6 @@ def _stats(name: str, counts: list, path) -> dict:
 
 def table11_ours(cfg, langs=('bn', 'en')) -> tuple[pd.DataFrame, list[Path]]:
     "Distractors per problem in our DistractMath splits (typed and dose) and in the SFT training graphs, with the files read."
-    from dagger.data import load_split, distract_path
-    from dagger.eval import known_distractors
-    from dagger import graph as G
     rows, files = [], []
     for lang in langs:
         for ds in DATASETS:

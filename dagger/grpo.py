@@ -6,9 +6,12 @@ import dataclasses, gc, json, os, re, shutil, time
 from dataclasses import dataclass
 from pathlib import Path
 from . import graph as G
-from .config import Profile, write_json, write_jsonl, atomic_write_text, run_info
-from .llm import resolve_model
-from .sft import LoraSettings, RecipeError, lora_config, merge_adapter, named_recipe, fit_rows, validation_rows, unsloth_lora, accumulation as _accumulation
+from .config import Profile, write_json, write_jsonl, atomic_write_text, run_info, load_profile
+from .prompts import student_prompt
+from .llm import resolve_model, Sampling, get_backend, unload_models, resolve_device, cache_dir
+from .eval import evaluate, summarize
+from .teacher import load_sets
+from .sft import (LoraSettings, RecipeError, lora_config, merge_adapter, named_recipe, fit_rows, validation_rows, unsloth_lora, accumulation as _accumulation, merged_model, student_backend)
 
 # %% auto #0
 __all__ = ['COMPONENTS', 'REWARD_FUNCS', 'RECIPES', 'TRL_KEYS', 'HISTORY', 'completion_text', 'reward_table', 'graph_size',
@@ -216,7 +219,6 @@ def checkpoints(folder: str | Path) -> list[Path]:
 # %% ../nbs/stage_5_grpo.ipynb #6d1c7279
 def score_model(backend, rows: list, max_new_tokens: int) -> dict:
     "Mean reward, its parts and mean output tokens of `backend`'s greedy graphs for `rows` (prompt + gold answer)."
-    from dagger.llm import Sampling
     outs = backend.generate([r['prompt'] for r in rows], Sampling(max_new_tokens=max_new_tokens))
     parts = [G.reward_parts(c.text, gold_of(r)) for r, (c,) in zip(rows, outs)]
     mean = lambda xs: round(sum(xs) / len(xs), 4) if xs else None
@@ -236,7 +238,6 @@ def merge_checkpoint(base: str, checkpoint: str | Path, dest: str | Path, dtype:
 def select_checkpoint(base: str, folder: str | Path, val_rows: list, recipe: GRPORecipe, dest: str | Path,
                       backend: str = 'transformers', backend_kw: dict | None = None, init_cache=None, device: str = 'cpu') -> dict:
     "Score every checkpoint under `folder` on `val_rows`, move the best one, merged, to `dest`; return the scores and the choice (a lone checkpoint is merged unscored unless the recipe scores the start)."
-    from dagger.llm import get_backend, unload_models
     budget = recipe.val_max_new_tokens or recipe.max_completion_length
     kw = dict(backend_kw or {})
     cks = checkpoints(folder)
@@ -346,7 +347,6 @@ def grpo_dir(cfg: Profile) -> Path:
 
 def init_model(cfg: Profile) -> str:
     "The model GRPO starts from: the merged SFT model (grpo_init='sft') or the profile's base model ('base')."
-    from dagger.sft import merged_model
     grpo_dir(cfg)
     return str(merged_model(cfg)) if cfg.grpo_init == 'sft' else cfg.model
 
@@ -356,10 +356,6 @@ def phase_label(cfg: Profile) -> str:
 
 def grpo_vs_sft(cfg: Profile, grpo_model: str | Path, problems: list, split_size: int, cap: int, progress: bool = True) -> list[dict]:
     "Records of the SFT model (when there is one) and the GRPO model (dagger, student prompt) on `problems`."
-    from dagger.eval import evaluate
-    from dagger.llm import unload_models
-    from dagger.sft import merged_model, student_backend
-    from dagger.teacher import student_prompt
     split = {problems[0].split: (problems, split_size)}
     try: models = [(merged_model(cfg), 'SFT')]
     except FileNotFoundError:
@@ -376,7 +372,6 @@ def grpo_vs_sft(cfg: Profile, grpo_model: str | Path, problems: list, split_size
 def metrics_table(records: list):
     "Execution rate, accuracy and mean output tokens per model."
     import pandas as pd
-    from dagger.eval import summarize
     s = summarize(pd.DataFrame(records))
     return s[['model', 'method', 'split', 'n', 'exec_rate', 'accuracy', 'mean_tokens']]
 
@@ -398,8 +393,6 @@ def nodes_table(records: list, source: str = ''):
 # %% ../nbs/stage_5_grpo.ipynb #7c607c5f
 def run_grpo(cfg: Profile, recipe: GRPORecipe | None = None) -> dict:
     "Train profile `cfg`'s GRPO arm on the teacher's prompts, choose a checkpoint on sft_val; write merged model, history, run.json."
-    from dagger.teacher import load_sets
-    from dagger.llm import resolve_device, cache_dir
     from transformers import AutoTokenizer
     recipe = recipe or get_recipe(cfg.grpo_recipe)
     out, model = grpo_dir(cfg), init_model(cfg)
@@ -421,7 +414,6 @@ def run_grpo(cfg: Profile, recipe: GRPORecipe | None = None) -> dict:
 def main(argv=None):
     "Command line: GRPO-train a profile's model (`python -m dagger.grpo --profile paper [key=value ...]`)."
     import argparse
-    from dagger.config import load_profile
     ap = argparse.ArgumentParser(prog='python -m dagger.grpo', description=main.__doc__)
     ap.add_argument('--profile', default='cpu')
     ap.add_argument('overrides', nargs='*', help='Profile fields as key=value, e.g. grpo_init=base')

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse, ast, json, sys, time
 from pathlib import Path
 import nbformat
-from .config import project_root, load_profile, Profile, ConfigError
+from .config import project_root, load_profile, Profile, ConfigError, atomic_write_text
 
 # %% auto #0
 __all__ = ['SKIPPED_DEMO', 'has_parameters', 'stages', 'select', 'StageError', 'is_demo', 'without_demos', 'run_stage',
@@ -166,7 +166,6 @@ def notebook_markdown(nb_path: str | Path) -> str:
 
 def write_readme(nb: str | Path | None = None, out: str | Path | None = None) -> Path:
     "Write README.md at the repository root from `nbs/index.ipynb`."
-    from dagger.config import atomic_write_text
     root = project_root()
     md = '<!-- generated from nbs/index.ipynb by `make readme`: edit the notebook, not this file -->\n\n'
     return atomic_write_text(out or root/'README.md', md + notebook_markdown(nb or root/'nbs'/'index.ipynb'))

@@ -6,8 +6,12 @@ import dataclasses, itertools, json, math, os, shutil, sys, tempfile, time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from .config import Profile, write_json, atomic_write_text, run_info
 from . import graph as G
+from .config import Profile, write_json, atomic_write_text, run_info, load_profile
+from .prompts import student_prompt
+from .llm import resolve_model, shared_prefix, backend_from_profile, resolve_device
+from .eval import evaluate, summarize
+from .teacher import load_sets, without_annotations
 
 # %% auto #0
 __all__ = ['PROJECTIONS', 'RECIPES', 'ORDERS', 'LoraSettings', 'Recipe', 'RecipeError', 'named_recipe', 'get_recipe',
@@ -161,7 +165,6 @@ def load_for_training(model: str, recipe: Recipe, seed: int = 0):
     "(model, tokenizer, peft_config or None, 'unsloth'|'peft') for `model` under `recipe`."
     path = model
     if model.startswith('embedded:'):
-        from dagger.llm import resolve_model
         path = resolve_model(model)
     if _unsloth_ok(recipe):
         from unsloth import FastLanguageModel
@@ -231,7 +234,6 @@ def share_frozen_prefix(lm, prefix: list[int], n_frozen: int):
 
 def prompt_prefix(rows: list, tokenizer, k: int = 8) -> list[int]:
     "The token ids the first `k` rows' prompts (as the chat template renders them) all start with."
-    from dagger.llm import shared_prefix
     ids = [tokenizer.apply_chat_template(list(r['prompt']), tokenize=True, add_generation_prompt=True, return_dict=False) for r in rows[:k]]
     return ids[0][:shared_prefix(ids, min_len=1)] if len(ids) > 1 else []
 
@@ -316,9 +318,6 @@ def plot_loss(hist, title: str, best_step: int | None = None, ax=None):
 # %% ../nbs/stage_4_sft.ipynb #304ed37d
 def before_after(cfg: Profile, merged: str | Path, problems: list, split_size: int, cap: int, progress: bool = True) -> list[dict]:
     "Records of the untrained model (dagger, cot) and the fine-tuned one (dagger) on `problems`."
-    from dagger.eval import evaluate
-    from dagger.llm import backend_from_profile
-    from dagger.teacher import student_prompt
     split = {problems[0].split: (problems, split_size)}
     base = backend_from_profile(cfg)
     recs = evaluate(base, ['dagger', 'cot'], split, cap=cap, model=f'{cfg.model} (untrained)', progress=progress)
@@ -327,13 +326,11 @@ def before_after(cfg: Profile, merged: str | Path, problems: list, split_size: i
 
 def student_backend(cfg: Profile, path: str | Path):
     "A backend for a trained student model folder (completions cached under a fingerprint of its weights)."
-    from dagger.llm import backend_from_profile
     return backend_from_profile(cfg, model=str(path))
 
 def before_after_table(records: list):
     "Execution rate, accuracy and mean output tokens per model and method."
     import pandas as pd
-    from dagger.eval import summarize
     s = summarize(pd.DataFrame(records))
     return s[['model', 'method', 'split', 'n', 'exec_rate', 'accuracy', 'mean_tokens']]
 
@@ -350,7 +347,6 @@ def merged_model(cfg: Profile) -> Path:
 
 def run_sft(cfg: Profile, model: str | None = None, recipe: Recipe | None = None) -> dict:
     "Train profile `cfg`'s model on the teacher's sets with its recipe; write adapter, merged model, history and run.json."
-    from dagger.teacher import load_sets
     recipe = recipe or get_recipe(cfg.sft_recipe)
     model = model or cfg.model
     sets = load_sets(cfg, ('sft_train', 'sft_val'))
@@ -358,7 +354,6 @@ def run_sft(cfg: Profile, model: str | None = None, recipe: Recipe | None = None
     train_rows, fit = fit_rows(sets['sft_train'], tok, recipe.max_length, cfg.sft_n_train, order=cfg.sft_select)
     val_rows, vfit = fit_rows(sets['sft_val'], tok, recipe.max_length, recipe.n_val)
     if not cfg.sft_annotations:   # the same examples as the annotated run, stripped (they only get shorter)
-        from dagger.teacher import student_prompt, without_annotations
         bare = student_prompt(cfg)
         train_rows, val_rows = ([without_annotations(r, bare) for r in rows] for rows in (train_rows, val_rows))
     facts = train_sft(model, train_rows, val_rows, recipe, sft_dir(cfg), device=_device(cfg), seed=cfg.seed)
@@ -370,17 +365,14 @@ def run_sft(cfg: Profile, model: str | None = None, recipe: Recipe | None = None
 
 def _tokenizer(model: str):
     from transformers import AutoTokenizer
-    from dagger.llm import resolve_model
     return AutoTokenizer.from_pretrained(resolve_model(model))
 
 def _device(cfg: Profile) -> str:
-    from dagger.llm import resolve_device
     return resolve_device(cfg.device)
 
 def main(argv=None):
     "Command line: train the SFT model of a profile (`python -m dagger.sft --profile paper [--model M] [key=value ...]`)."
     import argparse
-    from dagger.config import load_profile
     ap = argparse.ArgumentParser(prog='python -m dagger.sft', description=main.__doc__)
     ap.add_argument('--profile', default='cpu'); ap.add_argument('--model', default=None)
     ap.add_argument('overrides', nargs='*', help='Profile fields as key=value')

@@ -8,10 +8,13 @@ from dataclasses import dataclass, field
 from . import graph as G
 from .config import Profile, write_json, write_jsonl, read_jsonl, run_info
 from .numbers import to_ascii_digits
+from .prompts import dagger_prompt, strip_distractor, student_prompt
+from .llm import Sampling, backend_from_profile
+from .data import (load_split, evaluable, DataError, msvamp_half, sample, load_training, gold_coverage, BASE_SPLITS)
 
 # %% auto #0
-__all__ = ['STATUSES', 'OVERLAP_SPLITS', 'Verdict', 'verify_output', 'gold_teacher', 'model_teacher', 'distill', 'student_prompt',
-           'sft_row', 'grpo_row', 'without_annotations', 'messages', 'OverlapError', 'norm_question', 'eval_index',
+__all__ = ['STATUSES', 'OVERLAP_SPLITS', 'Verdict', 'verify_output', 'gold_teacher', 'model_teacher', 'distill', 'sft_row',
+           'grpo_row', 'without_annotations', 'messages', 'OverlapError', 'norm_question', 'eval_index',
            'check_overlap', 'hub_graph_text', 'msvamp_training_half', 'training_problems', 'teacher_outputs',
            'gold_coverage_summary', 'run_teacher', 'load_sets']
 
@@ -51,8 +54,6 @@ def gold_teacher(problems: list) -> list[tuple[str, str | None]]:
 
 def model_teacher(problems: list, backend, max_new_tokens: int = 2048, progress: bool = True) -> list[tuple[str, str | None]]:
     "(text, error) per problem from a `dagger.llm` backend prompted with the evaluation's graph prompt, greedy."
-    from dagger.eval import dagger_prompt
-    from dagger.llm import Sampling
     outs = backend.generate([dagger_prompt(p.question, p.lang) for p in problems], Sampling(max_new_tokens=max_new_tokens),
                             progress=progress)
     return [(c.text, (c.error or 'error') if c.finish_reason == 'error' else None) for (c,) in outs]
@@ -77,22 +78,8 @@ def distill(problems: list, outputs: list, k: int = 2) -> tuple[list[dict], dict
     return rows, report
 
 # %% ../nbs/stage_3_teacher.ipynb #b3782aa3
-def student_prompt(cfg: Profile | None = None, shots: int | None = None, annotations: bool | None = None):
-    """The graph prompt `(question, lang) -> messages` a student (SFT, GRPO) model is trained and evaluated with:
-    the evaluation's one-shot prompt (`student_shots` = 1) or its instructions alone (0); without the distractor field
-    when `sft_annotations` is False."""
-    from dagger.eval import dagger_prompt
-    shots = cfg.student_shots if shots is None else shots
-    annotations = cfg.sft_annotations if annotations is None else annotations
-    if shots not in (0, 1): raise ValueError(f'student_shots must be 0 or 1, got {shots!r}')
-    def prompt(question: str, lang: str = 'bn') -> list[dict]:
-        return dagger_prompt(question, lang, examples=None if shots else [], distractor=annotations)
-    prompt.__name__ = f'student_prompt_{shots}shot' + ('' if annotations else '_noannot')
-    return prompt
-
 def sft_row(p, text: str, verdict: Verdict | None = None, prompt=None) -> dict:
     "One SFT example: prompt = the graph prompt with the question (the one-shot `dagger_prompt` unless given), completion = the fenced graph."
-    from dagger.eval import dagger_prompt
     row = dict(id=p.id, source=p.source, lang=p.lang, question=p.question, answer=float(p.answer),
                prompt=(prompt or dagger_prompt)(p.question, p.lang), completion=[dict(role='assistant', content=text)])
     if verdict is not None: row |= dict(n_nodes=verdict.n_nodes, n_ops=verdict.n_ops, repairs=verdict.repairs)
@@ -100,13 +87,11 @@ def sft_row(p, text: str, verdict: Verdict | None = None, prompt=None) -> dict:
 
 def grpo_row(p, prompt=None) -> dict:
     "One GRPO example: the graph prompt with the question, and the numeric solution."
-    from dagger.eval import dagger_prompt
     return dict(id=p.id, source=p.source, lang=p.lang, question=p.question, prompt=(prompt or dagger_prompt)(p.question, p.lang),
                 solution=float(p.answer))
 
 def without_annotations(row: dict, prompt) -> dict:
     "An SFT row for the annotation ablation: the target graph without `distractor` fields, the prompt rebuilt with `prompt`."
-    from dagger.eval import strip_distractor
     g = G.parse(row['completion'][0]['content'], strict=True)
     return row | dict(prompt=prompt(row['question'], row['lang']),
                       completion=[dict(role='assistant', content=G.format_graph(strip_distractor(g.to_obj())))])
@@ -129,7 +114,6 @@ OVERLAP_SPLITS = ('mgsm_bn', 'msvamp_bn', 'mgsm_bn_distract', 'msvamp_bn_distrac
 
 def eval_index(cfg: Profile | None = None, splits=OVERLAP_SPLITS) -> tuple[dict, dict]:
     "({normalised question: 'split:id'} over the evaluable problems of the evaluation splits and their sources, {split: why it was skipped})."
-    from dagger.data import load_split, evaluable, DataError
     index, skipped = {}, {}
     for s in splits:
         try: recs = evaluable(load_split(s, cfg=cfg, gold=False), cfg)
@@ -165,7 +149,6 @@ def hub_graph_text(p) -> str | None:
 
 def msvamp_training_half(cfg: Profile) -> list:
     "The SFT questions profile `cfg` draws from the training half of `teacher_msvamp_split` (none when it is '')."
-    from dagger.data import load_split, msvamp_half, sample
     name = cfg.teacher_msvamp_split
     if not name: return []
     if not name.startswith('msvamp_') or name.endswith(('_distract', '_dose')):
@@ -177,7 +160,6 @@ def msvamp_training_half(cfg: Profile) -> list:
 
 def training_problems(cfg: Profile) -> dict:
     "The problems for sft_train (with MSVAMP's training half when the profile asks), sft_val and grpo_train (GRPO disjoint from SFT)."
-    from dagger.data import load_training, sample
     sets = {name: load_training(c, s, cfg=cfg) for name, (c, s) in
             dict(sft_train=('sft', 'train'), sft_val=('sft', 'val'), grpo_train=('grpo', 'train')).items()}
     n = dict(sft_train=cfg.teacher_n_sft, sft_val=cfg.teacher_n_val, grpo_train=cfg.teacher_n_grpo)
@@ -196,14 +178,12 @@ def teacher_outputs(cfg: Profile, problems: list, backend=None, progress: bool =
     given = [hub_graph_text(p) for p in problems]
     todo = [p for p, t in zip(problems, given) if t is None]
     if todo and backend is None:
-        from dagger.llm import backend_from_profile
         backend = backend_from_profile(cfg, kind=cfg.teacher_backend, model=cfg.teacher_model)
     made = iter(model_teacher(todo, backend, progress=progress) if todo else [])
     return [(t, None) if t is not None else next(made) for t in given]
 
 def gold_coverage_summary(cfg: Profile, splits: list) -> dict:
     "For the gold teacher: how many problems of each whole source split have a verified annotation graph, and why not."
-    from dagger.data import gold_coverage, BASE_SPLITS
     out = {}
     for s in sorted(set(splits) & set(BASE_SPLITS)):
         c = gold_coverage(s, cfg)

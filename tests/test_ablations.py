@@ -2,11 +2,13 @@
 import json
 import pandas as pd
 import pytest
+from dagger import prompts as P
 from dagger import graph as G
 from dagger import ablations as A
 from dagger.config import load_profile
 from dagger.data import Problem
-from dagger.eval import exemplars, labels, extract_answer, cot_messages, dagger_prompt
+from dagger.eval import extract_answer
+from dagger.prompts import exemplars, labels, cot_messages, dagger_prompt
 
 LANGS = ['en', 'es', 'te', 'th']
 
@@ -58,13 +60,13 @@ def test_rescore_only_cot():
 
 # --- exemplar sets (Table 7) -------------------------------------------------------------------------------
 def test_exemplar_sets_rule():
-    assert A.EXEMPLAR_SETS == {'original': (1, 2, 3, 4, 5), 'alternate': (4, 5, 6, 7, 8)}
+    assert P.EXEMPLAR_SETS == {'original': (1, 2, 3, 4, 5), 'alternate': (4, 5, 6, 7, 8)}
     ex = exemplars('en')
-    assert A.exemplar_set('original') == ex[:5]
-    assert A.exemplar_set('alternate') == ex[3:]
-    assert A.exemplar_set('alternate', shots=3) == ex[5:]
-    assert not set(A.exemplar_set('alternate', shots=3)) & set(A.exemplar_set('original'))
-    with pytest.raises(KeyError): A.exemplar_set('seeded')
+    assert P.exemplar_set('original') == ex[:5]
+    assert P.exemplar_set('alternate') == ex[3:]
+    assert P.exemplar_set('alternate', shots=3) == ex[5:]
+    assert not set(P.exemplar_set('alternate', shots=3)) & set(P.exemplar_set('original'))
+    with pytest.raises(KeyError): P.exemplar_set('seeded')
 
 
 @pytest.mark.parametrize('lang', LANGS)
@@ -74,36 +76,36 @@ def test_exemplars_are_not_test_problems(lang):
 
 def test_overlap_is_detected():
     e = exemplars('te')[6]
-    p = Problem(id='mgsm_te-x', question=A.exemplar_question(e, 'te'), answer=8.0, lang='te', source='mgsm', split='mgsm_te')
+    p = Problem(id='mgsm_te-x', question=P.exemplar_question(e, 'te'), answer=8.0, lang='te', source='mgsm', split='mgsm_te')
     with pytest.raises(A.ExemplarOverlapError): A.check_exemplars('te', [p])
-    assert A.exemplar_question(e, 'te').endswith('?')          # the stray text after '?' is cut
+    assert P.exemplar_question(e, 'te').endswith('?')          # the stray text after '?' is cut
 
 
 def test_cot_config_prompts():
     q = 'Ana has 4 pens and buys 3 more. How many pens does she have?'
-    p = {k: A.cot_config_prompt(k)(q, 'en')[0]['content'] for k in A.COT_CONFIGS}
+    p = {k: P.cot_config_prompt(k)(q, 'en')[0]['content'] for k in P.COT_CONFIGS}
     assert p['cot5_original'] == cot_messages(q, 'en')[0]['content']
-    assert [p[k].count('The answer is') for k in A.COT_CONFIGS] == [5, 5, 3, 1]
+    assert [p[k].count('The answer is') for k in P.COT_CONFIGS] == [5, 5, 3, 1]
     assert 'Roger' in p['cot5_original'] and 'Roger' not in p['cot5_alternate'] and 'Olivia' in p['cot3_alternate']
     assert 'Shawn' in p['cot5_alternate'] and 'Shawn' not in p['cot3_alternate']
     assert p['instruction'].endswith(f'Question: {q}\nStep-by-Step Answer:') and '"The answer is N."' in p['instruction']
-    with pytest.raises(KeyError): A.cot_config_prompt('cot8')
+    with pytest.raises(KeyError): P.cot_config_prompt('cot8')
 
 
 @pytest.mark.parametrize('lang,sentence', [('en', 'The answer is N.'), ('es', 'La respuesta es N.'), ('te', 'సమాధానం N.'), ('th', 'คำตอบคือ N')])
 def test_answer_sentence_is_read_back(lang, sentence):
-    assert A.answer_sentence(lang) == sentence
+    assert P.answer_sentence(lang) == sentence
     assert A.extract_answer_lang('... ' + sentence.replace('N', '27'), lang) == 27
 
 
 # --- worked graphs (Table 5) ------------------------------------------------------------------------------
 @pytest.mark.parametrize('lang', LANGS)
 def test_graph_examples_execute_to_exemplar_numbers(lang):
-    ex = A.graph_examples(lang)
+    ex = P.graph_examples(lang)
     assert len(ex) == 3
     for (q, g), i in zip(ex, (3, 5, 7)):
         e = exemplars(lang)[i - 1]
-        assert q == A.exemplar_question(e, lang) and q in e.question
+        assert q == P.exemplar_question(e, lang) and q in e.question
         graph = G.from_obj(g, strict=True)
         assert G.is_correct(G.execute(graph), e.number)
         assert G.is_correct(G.execute(G.parse(G.format_graph(g), strict=True)), e.number)
@@ -116,32 +118,33 @@ def test_graph_examples_execute_to_exemplar_numbers(lang):
 
 def test_exemplar_graph_rejects_implicit_numbers():
     for i in (2, 4, 6):     # "four days", "five toys", "five bagels": not written as digits
-        with pytest.raises(A.ExemplarGraphError): A.exemplar_graph(i, 'en')
-    assert A.exemplar_equations(3) == [(32.0, 'add', 42.0, 74.0), (74.0, 'sub', 35.0, 39.0)]
+        with pytest.raises(P.ExemplarGraphError): P.exemplar_graph(i, 'en')
+    assert P.exemplar_equations(3) == [(32.0, 'add', 42.0, 74.0), (74.0, 'sub', 35.0, 39.0)]
 
 
 def test_labels_follow_language():
-    g = A.graph_examples('th')[0][1]
+    g = P.graph_examples('th')[0][1]
     assert all(any('\u0e00' <= ch <= '\u0e7f' for ch in n['label']) for n in g['nodes'])
-    g = A.graph_examples('te')[0][1]
+    g = P.graph_examples('te')[0][1]
     assert all(any('\u0c00' <= ch <= '\u0c7f' for ch in n['label']) for n in g['nodes'])
 
 
 def test_graph_prompt_shape():
-    p = A.graph_prompt('Pedro tiene 3 manzanas y compra 2 más.', 'es')[0]['content']
+    p = P.graph_prompt('Pedro tiene 3 manzanas y compra 2 más.', 'es')[0]['content']
     assert 'problems written in Spanish' in p and p.count('Example ') == 3 and 'Leah tenía 32 chocolates' in p
     assert p.endswith('Question: Pedro tiene 3 manzanas y compra 2 más.\nOutput:')
     assert p.count('"final_result"') == dagger_prompt('x', 'es', examples=[])[0]['content'].count('"final_result"') + 3
-    bare = A.graph_prompt('Pedro tiene 3 manzanas.', 'es', distractor=False)[0]['content']
+    bare = P.graph_prompt('Pedro tiene 3 manzanas.', 'es', distractor=False)[0]['content']
     assert 'distractor' not in bare
 
 
 # --- annotation stripping (Table 3) ----------------------------------------------------------------------
 def test_without_annotations_strips_target_and_prompt():
     from dagger.config import load_profile
-    from dagger.teacher import without_annotations, student_prompt
+    from dagger.teacher import without_annotations
+    from dagger.prompts import student_prompt
     cfg = load_profile('cpu')
-    q, g = A.graph_examples('en')[1]
+    q, g = P.graph_examples('en')[1]
     g = json.loads(json.dumps(g)); g['nodes'][1]['distractor'] = True; g['nodes'][4]['args'] = ['s1', 'n3']
     row = dict(id='r', question=q, lang='en', prompt=student_prompt(cfg)(q, 'en'),
                completion=[dict(role='assistant', content=G.format_graph(g))])
@@ -176,8 +179,8 @@ def test_tables():
     assert d.loc[('th', 'cot'), 'accuracy'] == 100 and d.loc[('th', 'cot'), 'mean_tokens'] == 20
     assert d.loc[('th', 'dagger'), 'exec_rate'] == 50 and pd.isna(d.loc[('th', 'cot'), 'exec_rate'])
     assert d.loc[('th', 'dagger'), 'language'] == 'Thai' and d.loc[('es', 'cot'), 'setting'] == 'CoT (5-shot)'
-    t7 = A.table7([_rec('cot', 'en', c, 10, config=k) for k, c in zip(A.COT_CONFIGS, [True, False, True, True])])
-    assert t7['config'].tolist() == list(A.COT_CONFIGS) and t7['accuracy'].tolist() == [100, 0, 100, 100]
+    t7 = A.table7([_rec('cot', 'en', c, 10, config=k) for k, c in zip(P.COT_CONFIGS, [True, False, True, True])])
+    assert t7['config'].tolist() == list(P.COT_CONFIGS) and t7['accuracy'].tolist() == [100, 0, 100, 100]
     assert t7['exemplars'].tolist() == ['1 2 3 4 5', '4 5 6 7 8', '6 7 8', '']
     t3 = A.table3([_rec('dagger', 'en', True, 1, True, annotations='with', split='s'),
                    _rec('dagger', 'en', False, 1, False, annotations='without', split='s_distract')])

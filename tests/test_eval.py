@@ -2,6 +2,7 @@
 import json, math
 import pandas as pd
 import pytest
+from dagger import prompts as P
 from dagger import graph as G
 from dagger.data import Problem
 from dagger.llm import Completion, Sampling, Backend
@@ -72,38 +73,38 @@ def test_real_model_outputs(row):
 # --- prompts --------------------------------------------------------------------------------------------
 def test_cot_prompt_uses_five_native_exemplars():
     for lang, phrase in [('bn', 'উত্তর হল'), ('en', 'The answer is'), ('es', 'La respuesta es')]:
-        c = E.cot_messages('Q?', lang)[0]['content']
-        assert c.count(phrase) == 5 and c.startswith(E.exemplars(lang)[0].question)
-        assert E.exemplars(lang)[5].question not in c
-        assert c.endswith(E.labels(lang)[1]) and f'{E.labels(lang)[0]} Q?' in c
+        c = P.cot_messages('Q?', lang)[0]['content']
+        assert c.count(phrase) == 5 and c.startswith(P.exemplars(lang)[0].question)
+        assert P.exemplars(lang)[5].question not in c
+        assert c.endswith(P.labels(lang)[1]) and f'{P.labels(lang)[0]} Q?' in c
 
 
 def test_dagger_prompt_lists_exactly_the_executor_ops():
     import re
-    c = E.dagger_prompt('প্রশ্ন?', 'bn')[0]['content']
+    c = P.dagger_prompt('প্রশ্ন?', 'bn')[0]['content']
     listed = re.findall(r'^- ([a-z]+): ', c, re.M)
     assert set(listed) == set(G.OPS) and len(listed) == len(G.OPS)
     assert 'মিনার কাছে ১২২১৯৫' in c and 'Mina has' not in c
-    assert 'Mina has 122195 pens' in E.dagger_prompt('Q?', 'en')[0]['content']
-    assert 'Mina has 122195 pens' in E.dagger_prompt('Q?', 'te')[0]['content']
+    assert 'Mina has 122195 pens' in P.dagger_prompt('Q?', 'en')[0]['content']
+    assert 'Mina has 122195 pens' in P.dagger_prompt('Q?', 'te')[0]['content']
 
 
 def test_pen_example_is_a_correct_graph_with_distractors():
     for lang in ('bn', 'en'):
-        g = G.from_obj(E.pen_graph(lang))
+        g = G.from_obj(P.pen_graph(lang))
         assert G.is_correct(G.execute(g), 122195 * 45.6) and len(G.declared_distractors(g)) == 3
         assert sorted(G.unreachable(g)) == sorted(G.declared_distractors(g))
 
 
 def test_reasoning_and_pot_prompts():
-    assert '\\boxed{}' in E.reasoning_messages('Q?', 'bn')[0]['content']
-    assert 'Bangla' in E.reasoning_messages('Q?', 'bn')[0]['content']
-    assert '`ans`' in E.pot_messages('Q?', 'en')[0]['content']
+    assert '\\boxed{}' in P.reasoning_messages('Q?', 'bn')[0]['content']
+    assert 'Bangla' in P.reasoning_messages('Q?', 'bn')[0]['content']
+    assert '`ans`' in P.pot_messages('Q?', 'en')[0]['content']
 
 
 # --- scoring --------------------------------------------------------------------------------------------
 def test_score_dagger_repairs_and_failures():
-    obj = E.pen_graph('en')
+    obj = P.pen_graph('en')
     text = '```json\n' + json.dumps(obj)[:-2] + ',]}\n```'             # trailing comma: lenient parse repairs it
     s = E.score_text('dagger', text, 122195 * 45.6)
     assert s['correct'] and s['executed'] and s['repairs'] and s['n_ops'] == 1

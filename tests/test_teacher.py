@@ -5,7 +5,7 @@ from dagger import graph as G
 from dagger import teacher as T
 from dagger.config import load_profile, read_jsonl
 from dagger.data import Problem, load_split
-from dagger.eval import dagger_prompt, pen_graph
+from dagger.prompts import dagger_prompt, pen_graph
 from dagger.llm import Backend, Completion
 
 PEN = G.format_graph(pen_graph('en'))
