@@ -15,6 +15,7 @@ from .data import load_split
 from .eval import extract_answer, run_method, summarize, budget, load_splits, evaluate
 from .teacher import norm_question
 from .sft import run_sft, sft_dir, merged_model
+from . import layout
 
 # %% auto #0
 __all__ = ['NATIVE_DIGITS', 'DECIMAL_COMMA', 'TABLES', 'SFT_FIELDS', 'native_to_ascii', 'extract_answer_lang', 'rescore',
@@ -104,7 +105,7 @@ TABLES = ('table3', 'table5', 'table7')
 
 def ablation_dir(cfg, table: str) -> Path:
     "Where experiment `table` of profile `cfg` writes."
-    return cfg.results/'ablations'/table
+    return layout.output(cfg, 'ablations')/table
 
 def write_table(out: Path, records: list[dict], table: pd.DataFrame, info: dict) -> Path:
     "Write records.jsonl, table.csv and run.json of one experiment into `out`."
@@ -114,8 +115,8 @@ def write_table(out: Path, records: list[dict], table: pd.DataFrame, info: dict)
     return out
 
 def _sample(split: str, n: int, cfg) -> tuple[list, int]:
-    loaded = load_splits([split], n, cfg.seed, cfg, verbose=False)
-    if split not in loaded: raise FileNotFoundError(f'split {split!r} is not built: run the dataset stage (nbs/00_dataset.ipynb)')
+    loaded = load_splits([split], n, cfg.seed, cfg, verbose=False, prepared=True)
+    if split not in loaded: raise FileNotFoundError(f'split {split!r} is not prepared: run the dataset stage (nbs/stage_2_dataset.ipynb)')
     return loaded[split]
 
 def table_sizes(cfg, n: int | None = None) -> dict:
@@ -137,7 +138,7 @@ def run_table5(cfg, backend, n: int | None = None, languages=None, progress: boo
                  run_records('dagger', ps, backend, gcap, prompt=graph_prompt, model=cfg.model, progress=progress,
                              split_sizes=split_sizes, shots=3))
         sizes[lang], seconds[lang] = len(ps), round(time.time() - t1, 1)
-    info = run_info(cfg, stage='05a_ablations', table='table5', model=cfg.model, languages=list(languages), sample_n=n, n=sizes,
+    info = run_info(cfg, stage='ablations', table='table5', model=cfg.model, languages=list(languages), sample_n=n, n=sizes,
                     budgets=dict(cot=budget('cot', cap), dagger=budget('dagger', gcap)), graph_exemplars=[3, 5, 7],
                     seconds_per_language=seconds, seconds=round(time.time() - t0, 1))
     t = table5(recs)
@@ -152,7 +153,7 @@ def run_table7(cfg, backend, n: int | None = None, lang: str = 'en', progress: b
     for name, (ex_set, shots, _) in COT_CONFIGS.items():
         recs += run_records('cot', ps, backend, cfg.ablation_max_new_tokens, prompt=cot_config_prompt(name), model=cfg.model,
                             progress=progress, split_sizes={f'mgsm_{lang}': size}, config=name, shots=shots)
-    info = run_info(cfg, stage='05a_ablations', table='table7', model=cfg.model, lang=lang, n=len(ps), sample_n=n,
+    info = run_info(cfg, stage='ablations', table='table7', model=cfg.model, lang=lang, n=len(ps), sample_n=n,
                     configs={k: dict(exemplar_set=v[0], shots=v[1], exemplars=list(EXEMPLAR_SETS[v[0]][-v[1]:]) if v[0] else [])
                              for k, v in COT_CONFIGS.items()},
                     budget=budget('cot', cfg.ablation_max_new_tokens), seconds=round(time.time() - t0, 1))
@@ -207,7 +208,7 @@ def run_table3(cfg, n: int | None = None, splits=None, retrain: bool = False, pr
     splits = tuple(splits or cfg.ablation_table3_splits)
     cap = cfg.sft_eval_max_new_tokens   # the SFT stage's evaluation budget: graphs of SFT models run to ~250 tokens
     train = train_noannot(cfg, retrain=retrain)
-    loaded = load_splits(splits, cfg.n_eval if same else n, cfg.seed, cfg, limit=cfg.eval_n if same else 0, verbose=progress)
+    loaded = load_splits(splits, cfg.n_eval if same else n, cfg.seed, cfg, limit=cfg.eval_n if same else 0, verbose=progress, prepared=True)
     n = len(next(iter(loaded.values()))[0]) if loaded else 0
     missing = [s for s in splits if s not in loaded]
     if missing: raise FileNotFoundError(f'Table 3 splits not built: {missing} (run the dataset and distractor stages)')
@@ -219,7 +220,7 @@ def run_table3(cfg, n: int | None = None, splits=None, retrain: bool = False, pr
                       progress=progress, prompt=student_prompt(c))
         recs += [r | dict(annotations=arm) for r in rs]
         del backend
-    info = run_info(cfg, stage='05a_ablations', table='table3', model=cfg.model, splits=list(splits), n=n,
+    info = run_info(cfg, stage='ablations', table='table3', model=cfg.model, splits=list(splits), n=n,
                     sizes={s: len(ps) for s, (ps, _) in loaded.items()}, budget=budget('dagger', cap),
                     training=train, seconds=round(time.time() - t0, 1))
     t = table3(recs)

@@ -2,14 +2,15 @@
 
 # %% ../nbs/lib_09_data.ipynb #723049c1
 from __future__ import annotations
-import ast, copy, dataclasses, functools, json, logging, math, os, random, re, socket, threading, time
+import ast, copy, statistics, dataclasses, functools, json, logging, math, os, random, re, socket, threading, time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 log = logging.getLogger('dagger.data')
-from .config import project_root, Profile, read_jsonl
-from .layout import generated
+from .config import project_root, Profile, read_jsonl, write_jsonl, write_json
+from . import layout
+from tqdm.auto import tqdm
 from .numbers import extract_numbers, numbers, to_ascii_digits, format_number, Number
 from .graph import from_obj, execute, is_correct, GraphError
 
@@ -19,7 +20,8 @@ __all__ = ['log', 'AUG_TYPES', 'MGSM_LANGS', 'MSVAMP_FILES', 'FINAL_LABEL', 'BAS
            'gsm8k_final_answer', 'sample', 'GoldGraphError', 'solution_steps', 'gsm8k_graph', 'msvamp_graph',
            'verify_graph', 'mgsm_alignment', 'add_gold', 'gold_coverage', 'load_split', 'to_frame', 'HubUnavailable',
            'DistractMathNotBuilt', 'hub_probe', 'load_hub', 'distract_record', 'distract_path', 'load_distractmath',
-           'load_dose', 'load_training', 'msvamp_number', 'msvamp_half', 'evaluable', 'split_summary']
+           'load_dose', 'load_training', 'msvamp_number', 'msvamp_half', 'evaluable', 'SplitNotPrepared',
+           'needed_splits', 'prepare_splits', 'prepared_split', 'split_summary']
 
 # %% ../nbs/lib_09_data.ipynb #777c4fad
 class DataError(ValueError):
@@ -567,7 +569,7 @@ def distract_record(row: dict, i: int, subset: str, lang: str, origin: str, orig
 
 def distract_path(subset: str, lang: str = 'bn', cfg: Profile | None = None) -> Path:
     "Where the locally built DistractMath split lives: generated/distractmath/<subset>_<lang>.jsonl."
-    return generated('distractmath', cfg)/f'{subset}_{lang}.jsonl'
+    return layout.generated('distractmath', cfg)/f'{subset}_{lang}.jsonl'
 
 # %% ../nbs/lib_09_data.ipynb #2cd9ec5d
 def load_distractmath(subset: str, lang: str = 'bn', cfg: Profile | None = None, source: str | None = None,
@@ -599,7 +601,7 @@ def load_distractmath(subset: str, lang: str = 'bn', cfg: Profile | None = None,
 # %% ../nbs/lib_09_data.ipynb #5ab78c63
 def load_dose(subset: str, lang: str = 'bn', cfg: Profile | None = None, gold: bool = True) -> list[Problem]:
     "The dose-response split of `subset` in `lang` (generated/distractmath/dose_<subset>_<lang>.jsonl) as `<subset>_<lang>_dose` records."
-    path = generated('distractmath', cfg)/f'dose_{subset}_{lang}.jsonl'
+    path = layout.generated('distractmath', cfg)/f'dose_{subset}_{lang}.jsonl'
     if not path.exists(): raise DistractMathNotBuilt(f'no local {_rel(path)}: build it with the distractor stage (nbs/stage_1_distractors.ipynb)')
     originals = _index(list(_with_gold(f'{subset}_{lang}', data_root(cfg))[0]) if gold else None)
     recs = [distract_record(r, i, subset, lang, f'local:{_rel(path)}', originals) for i, r in enumerate(read_jsonl(path))]
@@ -651,18 +653,45 @@ def evaluable(records: list, cfg: Profile | None = None) -> list:
     if cfg is None or not cfg.msvamp_holdout: return list(records)
     return [p for p in records if msvamp_half(p) != 'train']
 
+# %% ../nbs/lib_09_data.ipynb #777b002a
+class SplitNotPrepared(DataError, FileNotFoundError):
+    "A split the dataset stage has not written for this profile."
+
+def needed_splits(cfg: Profile) -> list[str]:
+    "Every split a stage of profile `cfg` evaluates on: evaluation, SFT before/after and the ablations."
+    names = [*cfg.eval_splits, cfg.sft_eval_split, *cfg.ablation_table3_splits, *(f'mgsm_{l}' for l in cfg.ablation_languages), 'mgsm_en']
+    return list(dict.fromkeys(n for n in names if n))
+
+def prepare_splits(cfg: Profile, names: list[str]) -> dict:
+    "Write the evaluable problems of each split to the dataset folder; return {split: size, or why it was skipped}."
+    out, done = layout.output(cfg, 'dataset'), {}
+    for name in tqdm(names, desc='prepare splits', leave=False):
+        try: recs = evaluable(load_split(name, cfg=cfg), cfg)
+        except (DistractMathNotBuilt, HubUnavailable) as e:
+            done[name] = f'not available: {e}'; continue
+        write_jsonl(out/f'{name}.jsonl', [p.to_dict() for p in recs]); done[name] = len(recs)
+    write_json(out/'splits.json', dict(splits=done, msvamp_holdout=cfg.msvamp_holdout))
+    return done
+
+def prepared_split(cfg: Profile, name: str) -> list[Problem]:
+    "The evaluable problems of split `name` as the dataset stage wrote them."
+    f = layout.path(cfg, 'dataset')/f'{name}.jsonl'
+    if not f.exists():
+        raise SplitNotPrepared(f'{f}: split {name!r} is not prepared for profile {cfg.name!r}; '
+                               f'run the dataset stage (dagger-reproduce --profile {cfg.name} --only dataset)')
+    return [Problem.from_dict(r) for r in read_jsonl(f)]
+
 # %% ../nbs/lib_09_data.ipynb #d777efbf
 def split_summary(name: str, records: list, coverage: dict | None = None) -> dict:
     "One row of the dataset table: size, numbers per problem, gold |V_op| and declared distractors, coverage."
-    import statistics as st
     nums = [len(extract_numbers(p.question, ones=False)) for p in records]
     ops = [sum(n['op'] not in ('const', 'identity') for n in p.gold_graph['nodes']) for p in records if p.gold_graph]
     dis = [sum(bool(n.get('distractor')) for n in p.gold_graph['nodes']) for p in records if p.gold_graph]
     f = lambda xs, fn: round(fn(xs), 3) if xs else None
     return dict(split=name, problems=len(records), origin=records[0].origin.split('#')[0] if records else None,
-                numbers_mean=f(nums, st.mean), numbers_max=f(nums, max),
+                numbers_mean=f(nums, statistics.mean), numbers_max=f(nums, max),
                 gold_graphs=len(ops), coverage=coverage['coverage'] if coverage else (round(len(ops) / len(records), 4) if records else None),
-                vop_mean=f(ops, st.mean), vop_median=f(ops, st.median), vop_max=f(ops, max),
-                distractors_mean=f(dis, st.mean), distractors_total=sum(dis) if dis else 0,
-                added_sentences_mean=f([len(p.added_sentences) for p in records], st.mean),
+                vop_mean=f(ops, statistics.mean), vop_median=f(ops, statistics.median), vop_max=f(ops, max),
+                distractors_mean=f(dis, statistics.mean), distractors_total=sum(dis) if dis else 0,
+                added_sentences_mean=f([len(p.added_sentences) for p in records], statistics.mean),
                 translation_drops_numbers=sum(p.meta.get('numbers_carried') is False for p in records))

@@ -6,7 +6,7 @@ import functools, hashlib, json, math, random, re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from .config import write_jsonl, atomic_write_text
-from .layout import generated_output
+from . import layout
 from .numbers import extract_numbers, format_number, digit_script
 from .graph import from_obj, execute, GraphError
 from .llm import Sampling
@@ -844,7 +844,7 @@ def build_dose(problems: list, seed: int = 0, max_k: int = 5) -> tuple[list[dict
 
 def distractmath_dir(cfg=None) -> Path:
     "The generated DistractMath folder this stage writes (staged when the pipeline runs it)."
-    return generated_output('distractmath', cfg)
+    return layout.generated_output('distractmath', cfg)
 
 def build_all(cfg=None, seed: int = 0, sources=SOURCES, out: Path | None = None) -> dict:
     "Build and write every typed and dose split; returns {file name: (records, failures)}."

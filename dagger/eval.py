@@ -10,11 +10,13 @@ import pandas as pd
 from . import graph as G
 from .config import project_root, write_json, write_jsonl, read_jsonl, atomic_write_text, run_info
 from .numbers import extract_numbers, to_ascii_digits
+from . import layout
 from .llm import Sampling, backend_from_profile
 from .sandbox import run_program, extract_program
-from .data import load_split, sample, evaluable
+from .data import load_split, sample, evaluable, prepared_split
 from .prompts import (ANSWER_PHRASES, labels, cot_messages, reasoning_messages, dagger_prompt, pot_messages, student_prompt,
                             got_generate_messages, got_score_messages, got_aggregate_messages, got_refine_messages)
+from . import layout
 
 # %% auto #0
 __all__ = ['METHODS', 'BUDGETS', 'PROMPTS', 'STUDENT_BUDGET', 'KEYS', 'PAPER_N', 'PHASES', 'signed_numbers', 'extract_answer',
@@ -266,11 +268,12 @@ def write_results(records: list[dict], out: str | Path, info: dict) -> dict:
     return tables | dict(records=df)
 
 # %% ../nbs/lib_10_eval.ipynb #da43ac8d
-def load_splits(splits, n: int = 0, seed: int = 0, cfg=None, limit: int = 0, verbose: bool = True) -> dict:
-    "The evaluable problems of each split (a seeded sample of `n`, all when 0; its first `limit` if given), skipping splits not built yet."
+def load_splits(splits, n: int = 0, seed: int = 0, cfg=None, limit: int = 0, verbose: bool = True, prepared: bool = False) -> dict:
+    """The evaluable problems of each split (a seeded sample of `n`, all when 0; its first `limit` if given), skipping splits
+    not built yet; `prepared` reads them from the dataset stage's files (what the later stages do)."""
     out = {}
     for s in splits:
-        try: full = evaluable(load_split(s, seed=seed, cfg=cfg), cfg)
+        try: full = prepared_split(cfg, s) if prepared else evaluable(load_split(s, seed=seed, cfg=cfg), cfg)
         except FileNotFoundError as e:
             if verbose: print(f'skipping split {s!r}: {type(e).__name__}: {e}')
             continue
@@ -296,7 +299,7 @@ PHASES = ('untrained', 'sft', 'grpo')
 def phase_model(cfg, phase: str) -> Path | None:
     "The model folder a training phase of profile `cfg` wrote (None for 'untrained': the profile's model itself)."
     if phase not in PHASES: raise ValueError(f'unknown phase {phase!r}; have {PHASES}')
-    return None if phase == 'untrained' else cfg.results/phase/'merged'
+    return None if phase == 'untrained' else layout.path(cfg, phase)/'merged'
 
 def run_eval(cfg, backend=None, methods=None, splits=None, n: int | None = None, write: bool = True, progress: bool = True,
              phase: str = 'untrained') -> dict:
@@ -305,19 +308,19 @@ def run_eval(cfg, backend=None, methods=None, splits=None, n: int | None = None,
     methods, splits = tuple(methods or cfg.eval_methods), tuple(splits or cfg.eval_splits)
     n = cfg.n_eval if n is None else n
     t0 = time.time()
-    path, prompt, label = phase_model(cfg, phase), None, cfg.model
-    if path is not None:
-        if not (path/'config.json').exists(): raise FileNotFoundError(f'no {phase} model in {path}: run its stage first')
+    model_dir, prompt, label = phase_model(cfg, phase), None, cfg.model
+    if model_dir is not None:
+        if not (model_dir/'config.json').exists(): raise FileNotFoundError(f'no {phase} model in {model_dir}: run its stage first')
         prompt, label = student_prompt(cfg), f'{cfg.model} ({phase.upper()})'
-    backend = backend or backend_from_profile(cfg, model=None if path is None else str(path))
-    loaded = load_splits(splits, n, cfg.seed, cfg, limit=cfg.eval_n)
+    backend = backend or backend_from_profile(cfg, model=None if model_dir is None else str(model_dir))
+    loaded = load_splits(splits, n, cfg.seed, cfg, limit=cfg.eval_n, prepared=True)
     recs = evaluate(backend, methods, loaded, cap=cfg.eval_max_new_tokens, model=label, progress=progress, seed=cfg.seed, prompt=prompt,
-                    student=path is not None)
+                    student=model_dir is not None)
     recs = [r | dict(phase=phase) for r in recs]
-    info = run_info(cfg, model=label, phase=phase, path=None if path is None else str(path), backend=backend.kind, methods=list(methods),
+    info = run_info(cfg, model=label, phase=phase, path=None if model_dir is None else str(model_dir), backend=backend.kind, methods=list(methods),
                     splits=list(loaded), n={s: len(ps) for s, (ps, _) in loaded.items()},
                     prompt=getattr(prompt, '__name__', 'default'), skipped=[s for s in splits if s not in loaded],
-                    budgets={m: budget(m, cfg.eval_max_new_tokens, path is not None) for m in methods}, seconds=round(time.time() - t0, 1))
-    out = cfg.results/'eval'/(run_name(cfg.model) + ('' if phase == 'untrained' else f'-{phase}'))
+                    budgets={m: budget(m, cfg.eval_max_new_tokens, model_dir is not None) for m in methods}, seconds=round(time.time() - t0, 1))
+    out = layout.output(cfg, 'eval')/(run_name(cfg.model) + ('' if phase == 'untrained' else f'-{phase}'))
     tables = write_results(recs, out, info) if write else (lambda df: dict(records=df, summary=summarize(df)))(pd.DataFrame(recs))
     return tables | dict(info=info, out=out)

@@ -9,23 +9,26 @@ import numpy as np
 import pandas as pd
 from .config import (project_root, write_json, read_json, read_jsonl, atomic_write_text, run_info, git_commit, load_profile)
 from . import graph as G
-from .prompts import LANG_NAMES
+from .prompts import LANG_NAMES, pen_graph
 from .data import load_split, distract_path
 from .eval import weighted, distractor_prf, summarize, known_distractors
 from .paper import PaperDataError, load_table
+from . import layout
+from .sft import plot_loss
 
 # %% auto #0
 __all__ = ['PALETTE', 'FAMILY_LABELS', 'PHASES', 'TYPES', 'STYLE', 'DATASETS', 'DATASET_LABELS', 'PAPER_WEIGHTS', 'PHASE_SUFFIX',
-           'REWARD_PARTS', 'PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'TABLE7_CONFIGS', 'COMPARE_KEYS',
-           'FigureError', 'family_key', 'color', 'sha256_file', 'sidecar', 'save_figure', 'to_markdown', 'save_table',
-           'split_parts', 'split_name', 'pick_lang', 'lang_name', 'paper_path', 'paper_table', 'params_b',
-           'short_model', 'base_model', 'norm_phase', 'load_runs', 'our_tidy', 'paper_tidy', 'table2_wide',
-           'paper_table2', 'fig2_points', 'fig2', 'wilson', 'type_table', 'fig3', 'linear_fit', 'gold_ops', 'fig4_data',
-           'fig4_fits', 'fig4', 'distractor_count', 'dose_table', 'fig_dose', 'flag_table', 'fig_flags', 'grpo_columns',
-           'fig_grpo', 'table4_ours', 'table8_from_records', 'table11_ours', 'side_by_side', 'ours_label', 'Stage',
-           'paper_outputs', 'fig2_paper', 'fig2_ours', 'fig3_ours', 'fig4_ours', 'dose_ours', 'flags_ours',
-           'flags_fig_ours', 'grpo_out', 'table4_out', 'table6_out', 'table8_out', 'table11_out', 'ablation_out',
-           'compare_out', 'run_stage']
+           'REWARD_PARTS', 'PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'TABLE7_CONFIGS', 'PEN_LABELS_EN',
+           'COMPARE_KEYS', 'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar', 'save_figure',
+           'to_markdown', 'save_table', 'split_parts', 'split_name', 'pick_lang', 'lang_name', 'paper_path',
+           'paper_table', 'params_b', 'short_model', 'base_model', 'norm_phase', 'load_runs', 'our_tidy', 'paper_tidy',
+           'table2_wide', 'paper_table2', 'fig2_points', 'fig2', 'wilson', 'type_table', 'fig3', 'linear_fit',
+           'gold_ops', 'fig4_data', 'fig4_fits', 'fig4', 'distractor_count', 'dose_table', 'fig_dose', 'flag_table',
+           'fig_flags', 'grpo_columns', 'fig_grpo', 'table4_ours', 'table8_from_records', 'table11_ours',
+           'side_by_side', 'ours_label', 'Stage', 'paper_outputs', 'fig2_paper', 'fig2_ours', 'fig3_ours', 'fig4_ours',
+           'dose_ours', 'flags_ours', 'flags_fig_ours', 'grpo_out', 'table4_out', 'table6_out', 'table8_out',
+           'table11_out', 'ablation_out', 'dataset_vop_out', 'sft_loss_out', 'graph_example_out', 'compare_out',
+           'run_stage']
 
 # %% ../nbs/stage_8_figures.ipynb #bf47f5b4
 PALETTE = {'cot': '#D55E00', 'reasoning': '#E69F00', 'pot': '#CC79A7', 'got': '#7F7F7F',
@@ -65,6 +68,11 @@ def _rel(p: str | Path) -> str:
     try: return str(p.relative_to(project_root()))
     except ValueError: return str(p)
 
+def final_rel(p: str | Path, cfg) -> str:
+    "Where figure file `p` lands once the stage is promoted, relative to the repository (as `_rel`)."
+    p, staged = Path(p).resolve(), layout.figures_output(cfg)
+    return _rel(Path(cfg.figures).resolve()/p.relative_to(staged)) if p.is_relative_to(staged) else _rel(p)
+
 def _clean_json(o):
     if isinstance(o, dict): return {str(k): _clean_json(v) for k, v in o.items()}
     if isinstance(o, (list, tuple)): return [_clean_json(v) for v in o]
@@ -78,7 +86,7 @@ def sidecar(path: str | Path, inputs, cfg, source: str, title: str, outputs=(), 
     ins = sorted({Path(p).resolve() for p in inputs})
     missing = [str(p) for p in ins if not p.is_file()]
     if missing: raise FileNotFoundError(f'sidecar inputs do not exist: {missing}')
-    info = info or run_info(cfg, stage='06_figures')
+    info = info or run_info(cfg, stage='figures')
     obj = dict(source=source, title=title, outputs=[_rel(o) for o in outputs],
                inputs=[dict(path=_rel(p), sha256=sha256_file(p)) for p in ins],
                commit=info.get('commit', git_commit()), profile=cfg.name, run_info=info) | extra
@@ -92,7 +100,7 @@ STYLE = {'font.size': 8, 'axes.titlesize': 8, 'axes.labelsize': 8, 'xtick.labels
 def save_figure(fig, name: str, cfg, inputs, source: str, info: dict | None = None, **extra) -> list[Path]:
     "Save `fig` as figures/<name>.png and .pdf with its JSON sidecar; return the written paths."
     import matplotlib.pyplot as plt
-    out = Path(cfg.figures); out.mkdir(parents=True, exist_ok=True)
+    out = layout.figures_output(cfg)
     paths = [out/f'{name}.png', out/f'{name}.pdf']
     for p in paths: fig.savefig(p, bbox_inches='tight')
     title = fig._suptitle.get_text() if fig._suptitle else ' | '.join(a.get_title(loc='left') or a.get_title() for a in fig.axes)
@@ -114,7 +122,7 @@ def to_markdown(df: pd.DataFrame, title: str = '') -> str:
 
 def save_table(df: pd.DataFrame, name: str, cfg, inputs, source: str, title: str, info: dict | None = None, **extra) -> list[Path]:
     "Save `df` as figures/tables/<name>.csv and .md with its JSON sidecar; return the written paths."
-    out = Path(cfg.figures)/'tables'
+    out = layout.figures_output(cfg)/'tables'
     csv, md = out/f'{name}.csv', out/f'{name}.md'
     atomic_write_text(csv, df.to_csv(index=False))
     atomic_write_text(md, to_markdown(df, f'{title} ({source})'))
@@ -205,7 +213,7 @@ def _init(label, init) -> str | None:
 
 def load_runs(cfg, verbose: bool = True) -> tuple[pd.DataFrame, list[Path]]:
     "All evaluation records of profile `cfg` with run, phase, family, system, params_b, dataset, lang, kind; and the files read."
-    root = Path(cfg.results)/'eval'
+    root = layout.path(cfg, 'eval')
     files = sorted(root.glob('*/records.jsonl')) if root.is_dir() else []
     if not files:
         if verbose: print(f'no evaluation runs in {_rel(root)}')
@@ -630,7 +638,7 @@ def table11_ours(cfg, langs=('bn', 'en')) -> tuple[pd.DataFrame, list[Path]]:
             dose = path.with_name(f'dose_{path.name}')
             if dose.is_file():
                 rows.append(_stats(split_name(ds, lang, 'dose'), [r['n_distractors'] for r in read_jsonl(dose)], dose)); files.append(dose)
-    sft = Path(cfg.results)/'teacher'/'sft_train.jsonl'
+    sft = layout.path(cfg, 'teacher')/'sft_train.jsonl'
     if sft.is_file():
         counts = []
         for r in read_jsonl(sft):
@@ -678,7 +686,7 @@ class Stage:
     "The figures stage for one profile: its run info, the records of our runs, and what was written or skipped."
     def __init__(self, cfg, verbose: bool = True):
         self.cfg, self.verbose, self.P = cfg, verbose, cfg.name
-        self.info = run_info(cfg, stage='06_figures')
+        self.info = run_info(cfg, stage='figures')
         self.written, self.skipped = [], []
         self.recs, self.files = load_runs(cfg, verbose=False)
         self.lang = pick_lang(self.recs['split'].unique()) if len(self.recs) else None
@@ -688,14 +696,14 @@ class Stage:
         "Run one part; a missing or unusable input (FileNotFoundError, FigureError, PaperDataError) skips it with a message."
         try:
             out = fn() or []
-            self.written += [_rel(p) for p in out]
+            self.written += [final_rel(p, self.cfg) for p in out]
             if self.verbose: print(f'wrote {name}: ' + ', '.join(Path(p).name for p in out))
         except (FigureError, FileNotFoundError, PaperDataError) as e:
             self.skipped.append(dict(part=name, reason=str(e)))
             if self.verbose: print(f'skip {name}: {e}')
 
     def need_runs(self):
-        if not len(self.recs): raise FileNotFoundError(f'no evaluation runs in {_rel(Path(self.cfg.results)/"eval")} (run the evaluation stage)')
+        if not len(self.recs): raise FileNotFoundError(f'no evaluation runs in {_rel(layout.path(self.cfg, "eval"))} (run the evaluation stage)')
         if self.lang is None: raise FigureError('no MGSM/MSVAMP split in the evaluation runs')
         return self.recs[self.recs['lang'] == self.lang]
 
@@ -792,9 +800,9 @@ TABLE7_CONFIGS = {'cot5_original': 'cot_5shot_original', 'cot5_alternate': 'cot_
 
 def grpo_out(st: Stage) -> list[Path]:
     "The GRPO training curve from results/<profile>/grpo/history.csv."
-    p = Path(st.cfg.results)/'grpo'/'history.csv'
+    p = layout.path(st.cfg, 'grpo')/'history.csv'
     if not p.is_file(): raise FileNotFoundError(f'no {_rel(p)} (run the GRPO stage)')
-    run = Path(st.cfg.results)/'grpo'/'run.json'
+    run = layout.path(st.cfg, 'grpo')/'run.json'
     info = read_json(run) if run.is_file() else {}
     model = short_model(base_model(info.get('model') or (info.get('profile') or {}).get('model') or st.cfg.model, info))
     if model == 'merged': model = short_model(st.cfg.model)   # the SFT stage's merged model: name the profile's model
@@ -821,7 +829,7 @@ def table6_out(st: Stage) -> list[Path]:
 
 def table8_out(st: Stage) -> list[Path]:
     "Our Table 8: the GRPO stage's nodes.csv, else mean nodes of parsed DAGGER graphs per phase in the evaluation runs."
-    p = Path(st.cfg.results)/'grpo'/'nodes.csv'
+    p = layout.path(st.cfg, 'grpo')/'nodes.csv'
     if p.is_file():
         t = pd.read_csv(p)
         mean = [c for c in t if 'node' in c.lower() and ('mean' in c.lower() or 'avg' in c.lower())]
@@ -841,7 +849,7 @@ def table11_out(st: Stage) -> list[Path]:
 
 def ablation_out(st: Stage, name: str) -> list[Path]:
     "Our ablation table `name` as the ablations stage wrote it (results/<profile>/ablations/<name>/table.csv)."
-    folder = Path(st.cfg.results)/'ablations'/name
+    folder = layout.path(st.cfg, 'ablations')/name
     p = folder/'table.csv'
     if not p.is_file(): raise FileNotFoundError(f'no {_rel(p)} (run the ablations stage)')
     ins = [f for f in (p, folder/'records.jsonl', folder/'run.json') if f.is_file()]
@@ -853,6 +861,46 @@ def ablation_out(st: Stage, name: str) -> list[Path]:
         t.insert(0, 'system', f'{short_model(model)} SFT'); t.insert(1, 'distractor_annotations', t.pop('annotations') == 'with')
     return st.table(t, f'{name}_ours-{st.P}', ins, f'our run: {short_model(model)}, profile {st.P}', TABLE_TITLES[name])
 
+# %% ../nbs/stage_8_figures.ipynb #a1ec0c8c
+PEN_LABELS_EN = {'n1': "Mina's pens", 'n2': "Raju's pens", 'n3': 'Mina asked Raju', 'n4': 'Raju agreed, then did not',
+                 'n5': 'price per pen (taka)', 'total_money': "Mina's money", 'final_result': 'answer'}
+
+def dataset_vop_out(st: Stage) -> list[Path]:
+    "Gold |V_op| per problem of the main splits, from the dataset stage's vop_counts.json."
+    import matplotlib.pyplot as plt
+    f = layout.path(st.cfg, 'dataset')/'vop_counts.json'
+    if not f.is_file(): raise FileNotFoundError(f'no {_rel(f)} (run the dataset stage)')
+    counts = {k: {int(a): b for a, b in v.items()} for k, v in read_json(f)['counts'].items()}
+    ks = list(range(1, max(max(v) for v in counts.values()) + 1))
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for j, (name, c) in enumerate(counts.items()):
+        n = sum(c.values()); mean = sum(k * v for k, v in c.items()) / n
+        ax.bar([k + (j - 1) * 0.27 for k in ks], [c.get(k, 0) / n for k in ks], width=0.27, label=f'{name} (n={n}, mean {mean:.2f})')
+    ax.set_xticks(ks); ax.set_xlabel('gold |V_op| (operation nodes)'); ax.set_ylabel('share of problems'); ax.legend()
+    label = f'gold graphs of the vendored data (GSM8K annotations, MSVAMP equations), profile {st.P}'
+    ax.set_title(_wrap(f'Gold graph complexity, {label}', 80))
+    return st.figure(fig, f'dataset_vop_ours-{st.P}', [f], label)
+
+def sft_loss_out(st: Stage) -> list[Path]:
+    "The SFT loss curve from results/<profile>/sft/history.csv and run.json."
+    d = layout.path(st.cfg, 'sft')
+    h, run = d/'history.csv', d/'run.json'
+    if not h.is_file() or not run.is_file(): raise FileNotFoundError(f'no {_rel(h)} or run.json (run the SFT stage)')
+    facts = read_json(run)
+    best = int(facts['best_checkpoint'].split('-')[-1]) if facts.get('best_checkpoint') else None
+    label = f"our run: SFT of {short_model(st.cfg.model)}, recipe {st.cfg.sft_recipe}, {facts.get('train_rows')} examples, profile {st.P}"
+    ax = plot_loss(pd.read_csv(h), _wrap(f'SFT loss, {label}', 80), best)
+    return st.figure(ax.figure, f'sft_loss_ours-{st.P}', [h, run], label, best_step=best)
+
+def graph_example_out(st: Stage) -> list[Path]:
+    "The paper's pen problem as a DAGGER graph, executed and drawn by dagger.graph."
+    import matplotlib.pyplot as plt
+    pen = G.from_obj(pen_graph('en'))
+    pen = G.Graph([n | {'label': PEN_LABELS_EN.get(n['id'], n['label'])} for n in pen.nodes])
+    fig, ax = plt.subplots(figsize=(10, 5.2))
+    G.plot_graph(pen, ax=ax, title="The paper's pen problem (Fig. 1, prompt A.10.5) as a DAGGER graph, executed by dagger.graph")
+    return st.figure(fig, f'graph_example_ours-{st.P}', [project_root()/'nbs'/'lib_06_prompts.ipynb'], 'dagger.prompts.pen_graph', value=G.execute(pen))
+
 # %% ../nbs/stage_8_figures.ipynb #11266ea3
 COMPARE_KEYS = {'table5': ['lang', 'method'], 'table7': ['config'], 'table8': ['phase'], 'table11': ['dataset']}
 
@@ -862,7 +910,7 @@ def compare_out(st: Stage, name: str) -> list[Path]:
     if ours is None: raise FigureError(f'no table {name} from our runs')
     paper, path = _need_paper(name, st.cfg)
     if name == 'table2': paper = st.tables.get('table2_paper-reported', paper_table2(st.cfg)[0])
-    ours_side = Path(st.cfg.figures)/'tables'/f'{name}_ours-{st.P}.json'
+    ours_side = layout.figures_output(st.cfg)/'tables'/f'{name}_ours-{st.P}.json'
     ins = [path] + [Path(project_root()/i['path']) for i in read_json(ours_side)['inputs']]
     return st.table(side_by_side(paper, ours, COMPARE_KEYS.get(name)), f'{name}_compare-{st.P}', ins,
                     f'paper-reported vs our run, profile {st.P}', TABLE_TITLES[name] + ', paper and ours')
@@ -874,12 +922,13 @@ def run_stage(cfg, verbose: bool = True) -> dict:
     st.part('Figure 2 (paper)', lambda: fig2_paper(st))
     for name, fn in [('Figure 2 + Table 2 (ours)', fig2_ours), ('Figure 3 (ours)', fig3_ours), ('Figure 4 (ours)', fig4_ours),
                      ('dose curve (ours)', dose_ours), ('distractor flags table (ours)', flags_ours), ('distractor flags figure (ours)', flags_fig_ours),
-                     ('GRPO curve (ours)', grpo_out), ('Table 4 (ours)', table4_out), ('Table 6 (ours)', table6_out), ('Table 8 (ours)', table8_out), ('Table 11 (ours)', table11_out)]:
+                     ('GRPO curve (ours)', grpo_out), ('SFT loss (ours)', sft_loss_out), ('gold |V_op| (ours)', dataset_vop_out),
+                     ('graph example (ours)', graph_example_out), ('Table 4 (ours)', table4_out), ('Table 6 (ours)', table6_out), ('Table 8 (ours)', table8_out), ('Table 11 (ours)', table11_out)]:
         st.part(name, lambda fn=fn: fn(st))
     for name in ABLATION_TABLES: st.part(f'{name} (ours)', lambda name=name: ablation_out(st, name))
     for name in ('table2', 'table3', 'table4', 'table5', 'table6', 'table7', 'table8', 'table11', 'figure4_r2'):
         if f'{name}_ours-{st.P}' in st.tables and paper_path(name, cfg).is_file():
             st.part(f'{name} (side by side)', lambda name=name: compare_out(st, name))
     manifest = dict(profile=st.P, lang=st.lang, commit=st.info['commit'], time=st.info['time'], written=st.written, skipped=st.skipped)
-    write_json(Path(cfg.figures)/f'manifest_{st.P}.json', manifest)
+    write_json(layout.figures_output(cfg)/f'manifest_{st.P}.json', manifest)
     return manifest

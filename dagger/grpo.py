@@ -12,14 +12,15 @@ from .llm import resolve_model, Sampling, get_backend, unload_models, resolve_de
 from .eval import evaluate, summarize
 from .teacher import load_sets
 from .sft import (LoraSettings, RecipeError, lora_config, merge_adapter, named_recipe, fit_rows, validation_rows, unsloth_lora, accumulation as _accumulation, merged_model, student_backend)
+from . import layout
 
 # %% auto #0
 __all__ = ['COMPONENTS', 'REWARD_FUNCS', 'RECIPES', 'TRL_KEYS', 'HISTORY', 'completion_text', 'reward_table', 'graph_size',
            'format_reward', 'execution_reward', 'accuracy_reward', 'GRPORecipe', 'get_recipe', 'accumulation',
            'vllm_ok', 'unsloth_ok', 'grpo_config', 'prompt_length', 'fit_prompts', 'gold_of', 'load_policy',
            'checkpoints', 'score_model', 'merge_checkpoint', 'select_checkpoint', 'train_grpo', 'history_frame',
-           'plot_rewards', 'grpo_dir', 'init_model', 'phase_label', 'grpo_vs_sft', 'metrics_table', 'nodes_table',
-           'run_grpo', 'main']
+           'plot_rewards', 'grpo_dir', 'grpo_folder', 'init_model', 'phase_label', 'grpo_vs_sft', 'metrics_table',
+           'nodes_table', 'run_grpo', 'main']
 
 # %% ../nbs/stage_5_grpo.ipynb #02c4bab4
 def completion_text(completion) -> str:
@@ -341,9 +342,13 @@ def plot_rewards(hist, title: str, chosen_step: int | None = None):
 
 # %% ../nbs/stage_5_grpo.ipynb #07a137f9
 def grpo_dir(cfg: Profile) -> Path:
-    "Where the GRPO stage of `cfg` writes: results/<profile>/grpo (SFT→GRPO) or grpo_base (Base→GRPO)."
+    "Where the GRPO run of `cfg` is: results/<profile>/grpo (SFT→GRPO) or grpo_base (Base→GRPO)."
+    return layout.path(cfg, grpo_folder(cfg))
+
+def grpo_folder(cfg: Profile) -> str:
+    "The results folder of `cfg`'s GRPO arm: 'grpo' (from SFT) or 'grpo_base' (from the base model)."
     if cfg.grpo_init not in ('sft', 'base'): raise RecipeError(f"grpo_init must be 'sft' or 'base', got {cfg.grpo_init!r}")
-    return cfg.results/('grpo' if cfg.grpo_init == 'sft' else 'grpo_base')
+    return 'grpo' if cfg.grpo_init == 'sft' else 'grpo_base'
 
 def init_model(cfg: Profile) -> str:
     "The model GRPO starts from: the merged SFT model (grpo_init='sft') or the profile's base model ('base')."
@@ -395,7 +400,7 @@ def run_grpo(cfg: Profile, recipe: GRPORecipe | None = None) -> dict:
     "Train profile `cfg`'s GRPO arm on the teacher's prompts, choose a checkpoint on sft_val; write merged model, history, run.json."
     from transformers import AutoTokenizer
     recipe = recipe or get_recipe(cfg.grpo_recipe)
-    out, model = grpo_dir(cfg), init_model(cfg)
+    out, model = layout.output(cfg, grpo_folder(cfg)), init_model(cfg)
     sets = load_sets(cfg, ('grpo_train', 'sft_val'))
     tok = AutoTokenizer.from_pretrained(resolve_model(model))
     train_rows, fit = fit_prompts(sets['grpo_train'], tok, recipe.max_prompt_length)
@@ -408,7 +413,7 @@ def run_grpo(cfg: Profile, recipe: GRPORecipe | None = None) -> dict:
     facts |= dict(init=cfg.grpo_init, phase=phase_label(cfg), fit_train=fit, fit_val=vfit, val_ids=[r['id'] for r in val_rows])
     if int(os.environ.get('RANK', 0)) == 0:
         atomic_write_text(out/'history.csv', history_frame(facts).to_csv(index=False))
-        write_json(out/'run.json', {k: v for k, v in facts.items() if k != 'history'} | dict(run_info=run_info(cfg, stage='04_grpo')))
+        write_json(out/'run.json', {k: v for k, v in facts.items() if k != 'history'} | dict(run_info=run_info(cfg, stage='grpo')))
     return facts
 
 def main(argv=None):

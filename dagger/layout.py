@@ -78,13 +78,15 @@ def figures_output(cfg: Profile) -> Path:
     return p.resolve()
 
 # %% ../nbs/lib_02_layout.ipynb #aab0cbd3
-def _replace_dir(src: Path, dst: Path):
+def _replace(src: Path, dst: Path):
     dst.parent.mkdir(parents=True, exist_ok=True)
     old = dst.with_name(f'.{dst.name}.old')
-    if old.exists(): shutil.rmtree(old)
+    if old.is_dir(): shutil.rmtree(old)
+    elif old.exists(): old.unlink()
     if dst.exists(): os.replace(dst, old)
     os.replace(src, dst)
-    if old.exists(): shutil.rmtree(old)
+    if old.is_dir(): shutil.rmtree(old)
+    elif old.exists(): old.unlink()
 
 def _replace_files(src: Path, dst: Path) -> list[Path]:
     moved = []
@@ -98,7 +100,8 @@ def promote(stage_dir: Path, cfg: Profile) -> list[Path]:
     moved = []
     for kind, final in (('results', lambda n: _final(cfg, n)), ('generated', lambda n: generated_root(cfg)/n)):
         for d in sorted((stage_dir/kind).glob('*')) if (stage_dir/kind).is_dir() else []:
-            _replace_dir(d, final(d.name)); moved.append(final(d.name))
+            for entry in sorted(d.iterdir()):
+                _replace(entry, final(d.name)/entry.name); moved.append(final(d.name)/entry.name)
     if (stage_dir/'figures').is_dir(): moved += _replace_files(stage_dir/'figures', cfg.figures)
     shutil.rmtree(stage_dir, ignore_errors=True)
     return moved

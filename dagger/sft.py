@@ -12,13 +12,14 @@ from .prompts import student_prompt
 from .llm import resolve_model, shared_prefix, backend_from_profile, resolve_device
 from .eval import evaluate, summarize
 from .teacher import load_sets, without_annotations
+from . import layout
 
 # %% auto #0
 __all__ = ['PROJECTIONS', 'RECIPES', 'ORDERS', 'LoraSettings', 'Recipe', 'RecipeError', 'named_recipe', 'get_recipe',
            'accumulation', 'sft_config', 'lora_config', 'conversation_length', 'final_op', 'fit_rows', 'unsloth_lora',
            'load_for_training', 'share_frozen_prefix', 'prompt_prefix', 'merge_adapter', 'validation_rows', 'train_sft',
            'history_frame', 'plot_loss', 'before_after', 'student_backend', 'before_after_table', 'sft_dir',
-           'merged_model', 'run_sft', 'main']
+           'sft_folder', 'merged_model', 'run_sft', 'main']
 
 # %% ../nbs/stage_4_sft.ipynb #5ed913b0
 PROJECTIONS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
@@ -336,13 +337,17 @@ def before_after_table(records: list):
 
 # %% ../nbs/stage_4_sft.ipynb #878bb3de
 def sft_dir(cfg: Profile) -> Path:
-    "Where the SFT stage of profile `cfg` writes: results/<profile>/sft (adapter/, merged/, metrics, history); sft_noannot for Table 3's ablation."
-    return cfg.results/('sft' if cfg.sft_annotations else 'sft_noannot')
+    "Where the SFT model of profile `cfg` is: results/<profile>/sft (adapter/, merged/, metrics, history); sft_noannot for Table 3's arm."
+    return layout.path(cfg, sft_folder(cfg))
+
+def sft_folder(cfg: Profile) -> str:
+    "The results folder of profile `cfg`'s SFT run: 'sft', or 'sft_noannot' for Table 3's arm without annotations."
+    return 'sft' if cfg.sft_annotations else 'sft_noannot'
 
 def merged_model(cfg: Profile) -> Path:
     "The merged fine-tuned model of profile `cfg` (what GRPO and the evaluation load)."
     p = sft_dir(cfg)/'merged'
-    if not (p/'config.json').exists(): raise FileNotFoundError(f'no merged SFT model in {p}: run the SFT stage (nbs/03_sft.ipynb)')
+    if not (p/'config.json').exists(): raise FileNotFoundError(f'no merged SFT model in {p}: run the SFT stage (nbs/stage_4_sft.ipynb)')
     return p
 
 def run_sft(cfg: Profile, model: str | None = None, recipe: Recipe | None = None) -> dict:
@@ -356,11 +361,12 @@ def run_sft(cfg: Profile, model: str | None = None, recipe: Recipe | None = None
     if not cfg.sft_annotations:   # the same examples as the annotated run, stripped (they only get shorter)
         bare = student_prompt(cfg)
         train_rows, val_rows = ([without_annotations(r, bare) for r in rows] for rows in (train_rows, val_rows))
-    facts = train_sft(model, train_rows, val_rows, recipe, sft_dir(cfg), device=_device(cfg), seed=cfg.seed)
+    out = layout.output(cfg, sft_folder(cfg))
+    facts = train_sft(model, train_rows, val_rows, recipe, out, device=_device(cfg), seed=cfg.seed)
     facts |= dict(fit_train=fit, fit_val=vfit, train_ids=[r['id'] for r in train_rows], val_ids=[r['id'] for r in val_rows])
     if int(os.environ.get('RANK', 0)) == 0:
-        atomic_write_text(sft_dir(cfg)/'history.csv', history_frame(facts).to_csv(index=False))
-        write_json(sft_dir(cfg)/'run.json', {k: v for k, v in facts.items() if k != 'history'} | dict(run_info=run_info(cfg, stage='03_sft')))
+        atomic_write_text(out/'history.csv', history_frame(facts).to_csv(index=False))
+        write_json(out/'run.json', {k: v for k, v in facts.items() if k != 'history'} | dict(run_info=run_info(cfg, stage='sft')))
     return facts
 
 def _tokenizer(model: str):

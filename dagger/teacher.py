@@ -11,6 +11,7 @@ from .numbers import to_ascii_digits
 from .prompts import dagger_prompt, strip_distractor, student_prompt
 from .llm import Sampling, backend_from_profile
 from .data import (load_split, evaluable, DataError, msvamp_half, sample, load_training, gold_coverage, BASE_SPLITS)
+from . import layout
 
 # %% auto #0
 __all__ = ['STATUSES', 'OVERLAP_SPLITS', 'Verdict', 'verify_output', 'gold_teacher', 'model_teacher', 'distill', 'sft_row',
@@ -192,7 +193,7 @@ def gold_coverage_summary(cfg: Profile, splits: list) -> dict:
 
 def run_teacher(cfg: Profile, backend=None, out=None, progress: bool = True) -> dict:
     "Distil the profile's training sets with its teacher, check overlap, write them; return the report."
-    out = out or cfg.results/'teacher'
+    out = out or layout.output(cfg, 'teacher')
     probs = training_problems(cfg)
     sft = {k: probs[k] for k in ('sft_train', 'sft_val')}
     allp = sft['sft_train'] + sft['sft_val']
@@ -210,12 +211,12 @@ def run_teacher(cfg: Profile, backend=None, out=None, progress: bool = True) -> 
         sft_train=len(sft['sft_train']), sft_val=len(sft['sft_val'])), sizes={k: len(v) for k, v in sets.items()},
         sources={k: dict(Counter(p.origin.split('#')[0] for p in v)) for k, v in probs.items()},
         overlap=overlap, overlap_index=len(index), overlap_skipped=skipped) | report
-    write_json(out/'report.json', report | dict(run_info=run_info(cfg, stage='02_teacher')))
+    write_json(out/'report.json', report | dict(run_info=run_info(cfg, stage='teacher')))
     return report | dict(out=out)
 
 def load_sets(cfg: Profile, names=('sft_train', 'sft_val', 'grpo_train')) -> dict:
     "The training sets the teacher stage wrote for profile `cfg`, by name."
-    d = cfg.results/'teacher'
+    d = layout.path(cfg, 'teacher')
     missing = [n for n in names if not (d/f'{n}.jsonl').exists()]
-    if missing: raise FileNotFoundError(f'no {missing} in {d}: run the teacher stage (nbs/02_teacher.ipynb) first')
+    if missing: raise FileNotFoundError(f'no {missing} in {d}: run the teacher stage (nbs/stage_3_teacher.ipynb) first')
     return {n: read_jsonl(d/f'{n}.jsonl') for n in names}
