@@ -12,7 +12,7 @@ from .config import project_root, write_json, write_jsonl, read_jsonl, atomic_wr
 from .numbers import extract_numbers, to_ascii_digits
 from . import layout
 from .llm import Sampling, backend_from_profile
-from .sandbox import run_program, extract_program
+from .sandbox import run_program, extract_program, isolation_info
 from .data import load_split, sample, evaluable, prepared_split
 from .prompts import (ANSWER_PHRASES, labels, cot_messages, reasoning_messages, dagger_prompt, pot_messages, student_prompt,
                             got_generate_messages, got_score_messages, got_aggregate_messages, got_refine_messages)
@@ -320,7 +320,8 @@ def run_eval(cfg, backend=None, methods=None, splits=None, n: int | None = None,
     info = run_info(cfg, model=label, phase=phase, path=None if model_dir is None else str(model_dir), backend=backend.kind, methods=list(methods),
                     splits=list(loaded), n={s: len(ps) for s, (ps, _) in loaded.items()},
                     prompt=getattr(prompt, '__name__', 'default'), skipped=[s for s in splits if s not in loaded],
-                    budgets={m: budget(m, cfg.eval_max_new_tokens, model_dir is not None) for m in methods}, seconds=round(time.time() - t0, 1))
+                    budgets={m: budget(m, cfg.eval_max_new_tokens, model_dir is not None) for m in methods}, seconds=round(time.time() - t0, 1),
+                    sandbox=isolation_info() if 'pot' in methods else None)
     out = layout.output(cfg, 'eval')/(run_name(cfg.model) + ('' if phase == 'untrained' else f'-{phase}'))
     tables = write_results(recs, out, info) if write else (lambda df: dict(records=df, summary=summarize(df)))(pd.DataFrame(recs))
     return tables | dict(info=info, out=out)
