@@ -47,7 +47,7 @@ def main():
     from dagger.config import load_profile, read_jsonl
     from dagger.sft import get_recipe, load_for_training, fit_rows, share_frozen_prefix, prompt_prefix
     cfg = load_profile('cpu')
-    recipe = get_recipe(cfg.sft_recipe)
+    recipe = get_recipe(cfg.sft.recipe)
     def lora_model():
         lm, tok, peft_config, _ = load_for_training(cfg.model, recipe)
         add_fused_lm_head(lm)
@@ -55,7 +55,7 @@ def main():
         return lm, tok, get_peft_model(lm, peft_config)
     _, tok, model = lora_model()
     lm2, _, model2 = lora_model()
-    rows, _ = fit_rows(read_jsonl(cfg.results/"teacher"/"sft_train.jsonl"), tok, recipe.max_length, 2 * (a.steps + 1), order=cfg.sft_select)
+    rows, _ = fit_rows(read_jsonl(cfg.results/"teacher"/"sft_train.jsonl"), tok, recipe.max_length, 2 * (a.steps + 1), order=cfg.sft.select)
     pairs = [rows[2 * i:2 * i + 2] for i in range(a.steps + 1)]
     prefix = prompt_prefix(rows, tok)
     share_frozen_prefix(lm2, prefix, lm2.config.num_hidden_layers - recipe.lora_layers)
@@ -80,7 +80,7 @@ def main():
         diffs['single_1x2'].append(rel(g2, g1)); diffs['single_1x2_prefix'].append(rel(g2, g3))
     med = {k: round(statistics.median(v), 2) for k, v in times.items()}
     lengths = [[int(batch(tok, [r])[1].sum()) for r in pair] for pair in pairs[1:]]
-    out = dict(workload=dict(model=cfg.model, recipe=cfg.sft_recipe, lora_layers=recipe.lora_layers, steps=a.steps, row_tokens=lengths,
+    out = dict(workload=dict(model=cfg.model, recipe=cfg.sft.recipe, lora_layers=recipe.lora_layers, steps=a.steps, row_tokens=lengths,
                              shared_prefix_tokens=len(prefix), rows_on_the_prefix_path=lm2.get_decoder().frozen_prefix_rows),
                seconds_per_step=med, rounds={k: [round(x, 2) for x in v] for k, v in times.items()},
                ratio_to_padded={k: round(med[k] / med['padded_2'], 3) for k in med},

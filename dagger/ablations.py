@@ -121,14 +121,14 @@ def _sample(split: str, n: int, cfg) -> tuple[list, int]:
 
 def table_sizes(cfg, n: int | None = None) -> dict:
     "Problems per language or split of each table: `n` if given, else the profile's (Table 3: the evaluation stage's)."
-    return dict(table3=cfg.eval_n or cfg.n_eval if n is None else n, table5=cfg.ablation_n if n is None else n,
-                table7=cfg.ablation_n_table7 if n is None else n)
+    return dict(table3=cfg.eval.n or cfg.eval.sample_n if n is None else n, table5=cfg.ablation.n if n is None else n,
+                table7=cfg.ablation.n_table7 if n is None else n)
 
 def run_table5(cfg, backend, n: int | None = None, languages=None, progress: bool = True) -> dict:
     "Table 5: 5-shot CoT and 3-shot DAGGER on MGSM in each language with the profile's model."
     t0, n = time.time(), table_sizes(cfg, n)['table5']
-    languages = tuple(languages or cfg.ablation_languages)
-    cap, gcap, recs, sizes, seconds = cfg.ablation_max_new_tokens, cfg.ablation_graph_max_new_tokens, [], {}, {}
+    languages = tuple(languages or cfg.ablation.languages)
+    cap, gcap, recs, sizes, seconds = cfg.ablation.max_new_tokens, cfg.ablation.graph_max_new_tokens, [], {}, {}
     for lang in languages:   # one language at a time: a batch is padded to its longest prompt (Telugu CoT: ~6k tokens)
         t1 = time.time()
         ps, size = _sample(f'mgsm_{lang}', n, cfg)
@@ -151,26 +151,30 @@ def run_table7(cfg, backend, n: int | None = None, lang: str = 'en', progress: b
     check_exemplars(lang, ps)
     recs = []
     for name, (ex_set, shots, _) in COT_CONFIGS.items():
-        recs += run_records('cot', ps, backend, cfg.ablation_max_new_tokens, prompt=cot_config_prompt(name), model=cfg.model,
+        recs += run_records('cot', ps, backend, cfg.ablation.max_new_tokens, prompt=cot_config_prompt(name), model=cfg.model,
                             progress=progress, split_sizes={f'mgsm_{lang}': size}, config=name, shots=shots)
     info = run_info(cfg, stage='ablations', table='table7', model=cfg.model, lang=lang, n=len(ps), sample_n=n,
                     configs={k: dict(exemplar_set=v[0], shots=v[1], exemplars=list(EXEMPLAR_SETS[v[0]][-v[1]:]) if v[0] else [])
                              for k, v in COT_CONFIGS.items()},
-                    budget=budget('cot', cfg.ablation_max_new_tokens), seconds=round(time.time() - t0, 1))
+                    budget=budget('cot', cfg.ablation.max_new_tokens), seconds=round(time.time() - t0, 1))
     t = table7(recs)
     return dict(table=t, records=recs, info=info, out=write_table(ablation_dir(cfg, 'table7'), recs, t, info))
 
 # %% ../nbs/stage_7_ablations.ipynb #f3d9d4d9
 def noannot_profile(cfg, **overrides):
-    "Profile `cfg` with `sft_annotations = false` (Table 3's ablation arm)."
-    import dataclasses
-    return dataclasses.replace(cfg, sft_annotations=False, **overrides)
+    "Profile `cfg` with `sft.annotations = false` (Table 3's ablation arm)."
+    return cfg.replace(sft__annotations=False, **overrides)
 
-SFT_FIELDS = ('model', 'seed', 'sft_recipe', 'sft_n_train', 'sft_select', 'student_shots', 'data_source', 'teacher_backend', 'teacher_model',
-              'teacher_n_sft', 'teacher_msvamp_split', 'teacher_n_msvamp')
+SFT_FIELDS = ('model', 'seed', 'sft.recipe', 'sft.n_train', 'sft.select', 'sft.student_shots', 'data_source', 'teacher.backend', 'teacher.model',
+              'teacher.n_sft', 'teacher.msvamp_split', 'teacher.n_msvamp')
 
 class StaleModelError(RuntimeError):
     "A trained model whose recorded settings differ from the profile's (trained with another prompt, recipe or data)."
+
+def _flat(profile: dict) -> dict:
+    "A recorded profile (as in run.json) with its sections' settings named 'section.field'."
+    return {k: v for k, v in profile.items() if not isinstance(v, dict)} | {
+        f'{k}.{f}': x for k, v in profile.items() if isinstance(v, dict) for f, x in v.items()}
 
 def _sft_run(sft_folder: Path) -> dict:
     p = sft_folder/'run.json'
@@ -178,9 +182,9 @@ def _sft_run(sft_folder: Path) -> dict:
 
 def sft_mismatch(cfg, sft_folder: Path) -> dict:
     "The SFT-relevant profile fields whose value recorded in `sft_folder`/run.json differs from `cfg`'s: {field: (recorded, now)}."
-    rec = _sft_run(sft_folder).get('run_info', {}).get('profile', {})
-    default = {f: getattr(Profile(name='x'), f) for f in SFT_FIELDS}
-    now = {f: getattr(cfg, f) for f in SFT_FIELDS}
+    rec = _flat(_sft_run(sft_folder).get('run_info', {}).get('profile', {}))
+    default = {f: Profile(name='x').get(f) for f in SFT_FIELDS}
+    now = {f: cfg.get(f) for f in SFT_FIELDS}
     return {f: (rec.get(f, default[f]), v) for f, v in now.items() if rec.get(f, default[f]) != v}
 
 def train_noannot(cfg, retrain: bool = False) -> dict:
@@ -190,7 +194,7 @@ def train_noannot(cfg, retrain: bool = False) -> dict:
     if without_dir == with_dir: raise RuntimeError('dagger.sft.sft_dir ignores sft_annotations: both arms would share one folder')
     merged_model(cfg)   # the annotated model must exist (the SFT stage)
     if stale := sft_mismatch(cfg, with_dir):
-        raise StaleModelError(f'the annotated SFT model in {with_dir} was trained with other settings {stale}: rerun the SFT stage (nbs/03_sft.ipynb)')
+        raise StaleModelError(f'the annotated SFT model in {with_dir} was trained with other settings {stale}: rerun the SFT stage (nbs/stage_4_sft.ipynb)')
     fresh = (without_dir/'merged'/'config.json').exists() and not sft_mismatch(c, without_dir) and \
             (without_dir/'run.json').stat().st_mtime > (with_dir/'run.json').stat().st_mtime
     t0 = time.time()
@@ -205,10 +209,10 @@ def train_noannot(cfg, retrain: bool = False) -> dict:
 def run_table3(cfg, n: int | None = None, splits=None, retrain: bool = False, progress: bool = True) -> dict:
     "Table 3: the SFT student with and without distractor annotations on the original and augmented splits."
     t0, same = time.time(), n is None   # by default the evaluation stage's problems (its outputs are reused)
-    splits = tuple(splits or cfg.ablation_table3_splits)
-    cap = cfg.sft_eval_max_new_tokens   # the SFT stage's evaluation budget: graphs of SFT models run to ~250 tokens
+    splits = tuple(splits or cfg.ablation.table3_splits)
+    cap = cfg.sft.eval_max_new_tokens   # the SFT stage's evaluation budget: graphs of SFT models run to ~250 tokens
     train = train_noannot(cfg, retrain=retrain)
-    loaded = load_splits(splits, cfg.n_eval if same else n, cfg.seed, cfg, limit=cfg.eval_n if same else 0, verbose=progress, prepared=True)
+    loaded = load_splits(splits, cfg.eval.sample_n if same else n, cfg.seed, cfg, limit=cfg.eval.n if same else 0, verbose=progress, prepared=True)
     n = len(next(iter(loaded.values()))[0]) if loaded else 0
     missing = [s for s in splits if s not in loaded]
     if missing: raise FileNotFoundError(f'Table 3 splits not built: {missing} (run the dataset and distractor stages)')

@@ -2,13 +2,15 @@
 
 # %% ../nbs/lib_01_config.ipynb #043b8839
 from __future__ import annotations
-import configparser, dataclasses, json, os, subprocess, tempfile, typing
+import configparser, dataclasses, json, os, re, subprocess, tempfile, typing
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['ConfigError', 'project_root', 'Profile', 'profile_names', 'load_profile', 'atomic_write_text', 'write_json',
-           'read_json', 'write_jsonl', 'read_jsonl', 'git_commit', 'run_info']
+__all__ = ['SECTIONS', 'METHODS', 'PHASES', 'ALLOWED', 'AT_LEAST', 'SPLIT', 'DEVICE', 'LEGACY', 'ConfigError', 'project_root',
+           'TeacherSettings', 'SFTSettings', 'GRPOSettings', 'EvalSettings', 'AblationSettings', 'Profile', 'problems',
+           'build_profile', 'profile_names', 'load_profile', 'atomic_write_text', 'write_json', 'read_json',
+           'write_jsonl', 'read_jsonl', 'git_commit', 'run_info']
 
 # %% ../nbs/lib_01_config.ipynb #796b0e19
 class ConfigError(ValueError):
@@ -27,22 +29,72 @@ def project_root(start: str | Path | None = None) -> Path:
 
 # %% ../nbs/lib_01_config.ipynb #d80a0adc
 @dataclass(frozen=True)
+class TeacherSettings:
+    "Teacher distillation (teacher stage)."
+    backend: str = 'gold'          # gold (graphs converted from annotations), openai, vllm or transformers
+    model: str = 'gold'            # the teacher model (gpt-4.1 in the paper)
+    n_sft: int = 256               # SFT training questions sent to the teacher; 0 = all
+    n_val: int = 32                # SFT validation questions; 0 = all
+    n_grpo: int = 64               # GRPO prompts (questions with answers only, disjoint from SFT); 0 = all
+    msvamp_split: str = ''         # an MSVAMP split whose training half (odd numbers) joins the SFT questions; '' = none
+    n_msvamp: int = 0              # questions drawn from that half (seeded); 0 = all 500
+
+@dataclass(frozen=True)
+class SFTSettings:
+    "Supervised fine-tuning (SFT stage)."
+    recipe: str = 'cpu'            # 'paper' (Table 9) or 'cpu' (fits two cores)
+    n_train: int = 0               # examples used, of those that fit the recipe's max length; 0 = all that fit
+    select: str = 'first'          # which fitting examples: 'first' (the teacher's order), 'shortest', 'balanced'
+    annotations: bool = True       # train with the `distractor` field (False: Table 3's arm, in sft_noannot/)
+    student_shots: int = 1         # worked examples in the student's graph prompt (0 or 1)
+    eval_split: str = 'msvamp_en'  # held-out split of the before/after evaluation
+    eval_sample_n: int = 16        # seeded sample drawn from it; 0 = all
+    eval_max_new_tokens: int = 2048  # new-token budget of that evaluation
+
+@dataclass(frozen=True)
+class GRPOSettings:
+    "GRPO (GRPO stage)."
+    recipe: str = 'cpu'            # 'paper' (Table 10) or 'cpu'
+    init: str = 'sft'              # start from the merged SFT model ('sft' -> grpo/) or the base model ('base' -> grpo_base/)
+
+@dataclass(frozen=True)
+class EvalSettings:
+    "Evaluation (evaluation stage; the SFT and GRPO stages evaluate the same problems)."
+    methods: tuple = ('cot', 'dagger', 'pot')
+    splits: tuple = ('mgsm_bn', 'msvamp_bn', 'mgsm_bn_distract', 'msvamp_bn_distract', 'mgsm_en', 'msvamp_en')
+    sample_n: int = 16             # seeded sample drawn from each split; 0 = the whole split
+    n: int = 0                     # problems evaluated: the first n of that sample; 0 = all of it
+    max_new_tokens: int = 0        # cap on every method's new-token budget; 0 = the paper's budgets
+    phases: tuple = ('untrained', 'sft', 'grpo')   # the profile's model, then its SFT and GRPO students when trained
+
+@dataclass(frozen=True)
+class AblationSettings:
+    "Ablations (ablations stage): Tables 3, 5 and 7."
+    tables: tuple = ('table3', 'table5', 'table7')
+    n: int = 0                     # problems per language (Table 5) and per split (Table 3): seeded sample; 0 = all
+    n_table7: int = 0              # English MGSM problems of Table 7; 0 = all
+    max_new_tokens: int = 0        # cap on every output's new tokens; 0 = the paper's budgets
+    graph_max_new_tokens: int = 0  # cap on DAGGER graph outputs of Table 5; 0 = the paper's 1024
+    languages: tuple = ('en', 'es', 'te', 'th')   # MGSM languages of Table 5
+    table3_splits: tuple = ('msvamp_bn', 'msvamp_bn_distract')   # original and augmented splits of Table 3
+
+SECTIONS = {'teacher': TeacherSettings, 'sft': SFTSettings, 'grpo': GRPOSettings, 'eval': EvalSettings, 'ablation': AblationSettings}
+
+@dataclass(frozen=True)
 class Profile:
     "One experiment profile from `settings.ini`, with overrides applied."
     name: str
     description: str = ''
     seed: int = 0
     offline: bool = True
-    device: str = 'cpu'
+    device: str = 'cpu'                 # auto, cpu, cuda or cuda:N
     model: str = 'embedded:smollm2-135m'
     models: tuple = ()
-    backend: str = 'transformers'
-    data_source: str = 'local'
-    teacher_backend: str = 'gold'
-    teacher_model: str = 'gold'
-    n_eval: int = 16
-    batch_size: int = 8
+    backend: str = 'transformers'       # transformers, vllm or openai
+    data_source: str = 'local'          # local (vendored data), hub or auto
+    batch_size: int = 8                 # generation batch
     max_new_tokens: int = 512
+    msvamp_holdout: bool = False        # evaluate only MSVAMP's even-numbered problems, so the odd half may be trained on
     results_dir: str = 'results/{profile}'
     figures_dir: str = 'figures'
     data_dir: str = 'data'
@@ -52,34 +104,11 @@ class Profile:
     api_key_env: str = 'OPENAI_API_KEY' # the environment variable holding the API key (never the key itself)
     api_concurrency: int = 8            # API requests in flight at once
     tensor_parallel_size: int = 1       # GPUs per vLLM model
-    eval_methods: tuple = ('cot', 'dagger', 'pot')   # evaluation methods (05_evaluation): cot reasoning dagger pot got
-    eval_splits: tuple = ('mgsm_bn', 'msvamp_bn', 'mgsm_bn_distract', 'msvamp_bn_distract', 'mgsm_en', 'msvamp_en')
-    eval_max_new_tokens: int = 0        # cap on every method's new-token budget; 0 = the paper's budgets
-    eval_n: int = 0                     # problems per split in the evaluation stage: the first eval_n of the n_eval sample; 0 = all of it
-    eval_phases: tuple = ('untrained', 'sft', 'grpo')  # models the evaluation stage runs: the profile's model, then its SFT and GRPO students when trained
-    teacher_n_sft: int = 256            # SFT training questions sent to the teacher (02_teacher); 0 = all
-    teacher_n_val: int = 32             # SFT validation questions sent to the teacher; 0 = all
-    teacher_n_grpo: int = 64            # GRPO prompts (questions with answers only, disjoint from SFT); 0 = all
-    msvamp_holdout: bool = False        # evaluate only MSVAMP's even-numbered problems, so that the odd-numbered half may be trained on
-    teacher_msvamp_split: str = ''      # an MSVAMP split whose training half (odd numbers) joins the SFT questions; '' = none (needs msvamp_holdout)
-    teacher_n_msvamp: int = 0           # questions drawn from that half (seeded); 0 = all 500
-    sft_recipe: str = 'cpu'             # SFT hyper-parameters (03_sft): 'paper' (Table 9) or 'cpu' (fits two cores)
-    sft_n_train: int = 0                # SFT examples used (of those that fit the recipe's max length); 0 = all that fit
-    sft_select: str = 'first'           # which fitting examples, in what order: 'first' (the teacher's), 'shortest', 'balanced' (shortest, taking turns between answer operations)
-    sft_eval_split: str = 'msvamp_en'   # held-out split for the before/after evaluation of the SFT stage
-    sft_eval_n: int = 16                # problems of it (seeded sample); 0 = all
-    sft_eval_max_new_tokens: int = 2048 # new-token budget of that evaluation (the paper's 2048 for SFT models)
-    student_shots: int = 1              # worked examples in the graph prompt the SFT/GRPO student is trained and evaluated with (0 or 1)
-    sft_annotations: bool = True        # train with the `distractor` field (False: Table 3's ablation arm, written to sft_noannot/)
-    ablation_tables: tuple = ('table3', 'table5', 'table7')   # experiments of the ablation stage (05a_ablations)
-    ablation_n: int = 0                 # problems per language (Table 5) and per split (Table 3): seeded sample; 0 = all
-    ablation_n_table7: int = 0          # English MGSM problems of Table 7 (CoT prompt sensitivity); 0 = all
-    ablation_max_new_tokens: int = 0    # cap on every output's new tokens in the ablation stage; 0 = the paper's budgets
-    ablation_graph_max_new_tokens: int = 0   # cap on DAGGER graph outputs in Table 5 (graphs need more than CoT's cap); 0 = the paper's 1024
-    ablation_languages: tuple = ('en', 'es', 'te', 'th')   # MGSM languages of Table 5
-    ablation_table3_splits: tuple = ('msvamp_bn', 'msvamp_bn_distract')   # original and augmented splits of Table 3
-    grpo_recipe: str = 'cpu'            # GRPO hyper-parameters (04_grpo): 'paper' (Table 10) or 'cpu' (fits two cores)
-    grpo_init: str = 'sft'              # GRPO starts from the merged SFT model ('sft' -> grpo/) or the base model ('base' -> grpo_base/): Table 6
+    teacher: TeacherSettings = dataclasses.field(default_factory=TeacherSettings)
+    sft: SFTSettings = dataclasses.field(default_factory=SFTSettings)
+    grpo: GRPOSettings = dataclasses.field(default_factory=GRPOSettings)
+    eval: EvalSettings = dataclasses.field(default_factory=EvalSettings)
+    ablation: AblationSettings = dataclasses.field(default_factory=AblationSettings)
 
     def _path(self, s: str) -> Path:
         p = Path(s.format(profile=self.name))
@@ -93,17 +122,28 @@ class Profile:
     @property
     def generated(self) -> Path: return self._path(self.generated_dir)
     def as_dict(self) -> dict: return dataclasses.asdict(self)
+    def get(self, key: str):
+        "A setting by its name in settings.ini: 'model' or 'sft.recipe'."
+        sec, _, f = key.partition('.')
+        return getattr(getattr(self, sec), f) if f else getattr(self, key)
+    def flat(self) -> dict:
+        "Every setting under its name in settings.ini ('sft.recipe': 'cpu', ...)."
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in SECTIONS}
+        return d | {f'{s}.{f.name}': getattr(getattr(self, s), f.name) for s in SECTIONS for f in fields(SECTIONS[s])}
+    def replace(self, **changes) -> 'Profile':
+        "A copy with settings changed, named as in settings.ini or as keyword-safe `sft__recipe`; checked like a load."
+        return build_profile(self.name, self.flat() | {_key(k): v for k, v in changes.items()})
 
 # %% ../nbs/lib_01_config.ipynb #2eb601ba
 _TRUE, _FALSE = {'1', 'true', 'yes', 'on'}, {'0', 'false', 'no', 'off'}
 
 def _cast(name: str, tp, value):
-    "Cast `value` (often text) to the type annotated for field `name`."
+    "Cast `value` (often text) to the type annotated for setting `name`."
     tp = {'str': str, 'int': int, 'float': float, 'bool': bool, 'tuple': tuple}.get(tp, tp) if isinstance(tp, str) else tp
     if not isinstance(value, str):
         if tp is tuple and isinstance(value, list): return tuple(value)
         if tp is float and isinstance(value, int) and not isinstance(value, bool): return float(value)
-        if isinstance(value, tp): return value
+        if isinstance(value, tp) and not (tp is int and isinstance(value, bool)): return value
         raise ConfigError(f'{name}: expected {tp.__name__}, got {value!r}')
     v = value.strip()
     try:
@@ -115,22 +155,74 @@ def _cast(name: str, tp, value):
         return tp(v)
     except ValueError: raise ConfigError(f'{name}: cannot read {value!r} as {tp.__name__}') from None
 
+# %% ../nbs/lib_01_config.ipynb #c8960286
+METHODS = ('cot', 'reasoning', 'dagger', 'pot', 'got')
+PHASES = ('untrained', 'sft', 'grpo')
+ALLOWED = {'backend': ('transformers', 'vllm', 'openai'), 'data_source': ('local', 'hub', 'auto'),
+           'teacher.backend': ('gold', 'openai', 'vllm', 'transformers'), 'sft.recipe': ('paper', 'cpu'),
+           'sft.select': ('first', 'shortest', 'balanced'), 'sft.student_shots': (0, 1), 'grpo.recipe': ('paper', 'cpu'),
+           'grpo.init': ('sft', 'base'), 'eval.methods': METHODS, 'eval.phases': PHASES,
+           'ablation.tables': ('table3', 'table5', 'table7'), 'ablation.languages': ('bn', 'de', 'en', 'es', 'fr', 'ja', 'ru', 'sw', 'te', 'th', 'zh')}
+AT_LEAST = {'batch_size': 1, 'max_new_tokens': 1, 'api_concurrency': 1, 'tensor_parallel_size': 1}
+SPLIT = re.compile(r'(mgsm|msvamp)_[a-z]{2}(_distract|_dose)?|gsm8k_(train|test)')
+DEVICE = re.compile(r'auto|cpu|mps|cuda(:\d+)?')
+
+def problems(cfg: 'Profile') -> list[str]:
+    "Every setting of `cfg` whose value is not allowed, as one line each (empty when the profile is valid)."
+    out = []
+    for key, v in cfg.flat().items():
+        allowed = ALLOWED.get(key)
+        vals = v if isinstance(v, tuple) else (v,)
+        if allowed is not None and any(x not in allowed for x in vals):
+            out.append(f'{key} = {v!r}: allowed {", ".join(map(str, allowed))}')
+        elif isinstance(v, int) and not isinstance(v, bool) and v < AT_LEAST.get(key, 0) and key != 'seed':
+            out.append(f'{key} = {v!r}: must be at least {AT_LEAST.get(key, 0)}')
+        elif (key.endswith('splits') or key.endswith('split')) and any(x and not SPLIT.fullmatch(x) for x in vals):
+            out.append(f'{key} = {v!r}: split names are mgsm_<lang>, msvamp_<lang> (optionally _distract or _dose), gsm8k_train, gsm8k_test')
+    if not DEVICE.fullmatch(cfg.device): out.append(f'device = {cfg.device!r}: allowed auto, cpu, mps, cuda or cuda:N')
+    if cfg.teacher.msvamp_split and not cfg.msvamp_holdout:
+        out.append(f'teacher.msvamp_split = {cfg.teacher.msvamp_split!r} needs msvamp_holdout = true (else MSVAMP is trained on and evaluated)')
+    return out
+
 # %% ../nbs/lib_01_config.ipynb #c180b9c0
+LEGACY = {'n_eval': 'eval.sample_n', 'eval_n': 'eval.n', 'eval_methods': 'eval.methods', 'eval_splits': 'eval.splits',
+          'eval_max_new_tokens': 'eval.max_new_tokens', 'eval_phases': 'eval.phases', 'sft_eval_split': 'sft.eval_split',
+          'sft_eval_n': 'sft.eval_sample_n', 'sft_eval_max_new_tokens': 'sft.eval_max_new_tokens', 'student_shots': 'sft.student_shots',
+          'sft_annotations': 'sft.annotations', 'teacher_msvamp_split': 'teacher.msvamp_split', 'teacher_n_msvamp': 'teacher.n_msvamp'}
+LEGACY |= {f'{s}_{f}': f'{s}.{f}' for s in ('teacher', 'sft', 'grpo', 'ablation') for f in ('backend', 'model', 'n_sft', 'n_val', 'n_grpo',
+           'recipe', 'n_train', 'select', 'init', 'tables', 'n', 'n_table7', 'max_new_tokens', 'graph_max_new_tokens', 'languages', 'table3_splits')}
+
+def _key(k: str) -> str:
+    "A setting's name: 'sft.recipe' as written, from the keyword-safe 'sft__recipe', or from its flat name 'sft_recipe'."
+    k = k.strip().replace('__', '.')
+    return LEGACY.get(k, k)
+
+def _types() -> dict:
+    top = {f.name: f.type for f in fields(Profile) if f.name not in SECTIONS}
+    return top | {f'{s}.{f.name}': f.type for s, c in SECTIONS.items() for f in fields(c)}
+
+def build_profile(name: str, values: dict) -> Profile:
+    "A checked Profile from settings named as in settings.ini; ConfigError lists every problem."
+    types = _types()
+    unknown = sorted(set(values) - set(types) - {'name'})
+    if unknown: raise ConfigError(f'unknown setting(s) {unknown} for profile {name!r}; valid: {sorted(types)}')
+    vals = {k: _cast(k, types[k], v) for k, v in values.items() if k != 'name'}
+    subs = {s: c(**{k.split('.', 1)[1]: v for k, v in vals.items() if k.startswith(s + '.')}) for s, c in SECTIONS.items()}
+    cfg = Profile(name=name, **{k: v for k, v in vals.items() if '.' not in k}, **subs)
+    if bad := problems(cfg): raise ConfigError(f'profile {name!r}:\n  ' + '\n  '.join(bad))
+    return cfg
+
 def profile_names(path: str | Path | None = None) -> list[str]:
     "The profiles defined in `settings.ini`."
     cp = configparser.ConfigParser(); cp.read(Path(path or project_root()/'settings.ini'), encoding='utf-8')
     return cp.sections()
 
 def load_profile(name: str = 'cpu', path: str | Path | None = None, **overrides) -> Profile:
-    "Load profile `name` from `settings.ini`, then apply `overrides` (typed, validated)."
+    "Load profile `name` from `settings.ini`, then apply `overrides` (`sft__recipe='paper'` or `**{'sft.recipe': 'paper'}`)."
     path = Path(path or project_root()/'settings.ini')
     cp = configparser.ConfigParser(); cp.read(path, encoding='utf-8')
     if name not in cp.sections(): raise ConfigError(f'no profile {name!r} in {path}; have {cp.sections()}')
-    types = {f.name: f.type for f in fields(Profile)}
-    values = dict(cp[name]) | overrides
-    unknown = sorted(set(values) - set(types))
-    if unknown: raise ConfigError(f'unknown setting(s) {unknown} for profile {name!r}; valid: {sorted(types)}')
-    return Profile(**{k: _cast(k, types[k], v) for k, v in values.items() if k != 'name'}, name=name)
+    return build_profile(name, dict(cp[name]) | {_key(k): v for k, v in overrides.items()})
 
 # %% ../nbs/lib_01_config.ipynb #3d67ca94
 def _umask() -> int:

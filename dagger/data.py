@@ -659,7 +659,7 @@ class SplitNotPrepared(DataError, FileNotFoundError):
 
 def needed_splits(cfg: Profile) -> list[str]:
     "Every split a stage of profile `cfg` evaluates on: evaluation, SFT before/after and the ablations."
-    names = [*cfg.eval_splits, cfg.sft_eval_split, *cfg.ablation_table3_splits, *(f'mgsm_{l}' for l in cfg.ablation_languages), 'mgsm_en']
+    names = [*cfg.eval.splits, cfg.sft.eval_split, *cfg.ablation.table3_splits, *(f'mgsm_{l}' for l in cfg.ablation.languages), 'mgsm_en']
     return list(dict.fromkeys(n for n in names if n))
 
 def prepare_splits(cfg: Profile, names: list[str]) -> dict:

@@ -305,22 +305,22 @@ def run_eval(cfg, backend=None, methods=None, splits=None, n: int | None = None,
              phase: str = 'untrained') -> dict:
     """Evaluate profile `cfg` (methods, splits, sample size from the profile unless given) with the model of `phase`
     (a trained student answers with the prompt it was trained on); write the run; return the tables."""
-    methods, splits = tuple(methods or cfg.eval_methods), tuple(splits or cfg.eval_splits)
-    n = cfg.n_eval if n is None else n
+    methods, splits = tuple(methods or cfg.eval.methods), tuple(splits or cfg.eval.splits)
+    n = cfg.eval.sample_n if n is None else n
     t0 = time.time()
     model_dir, prompt, label = phase_model(cfg, phase), None, cfg.model
     if model_dir is not None:
         if not (model_dir/'config.json').exists(): raise FileNotFoundError(f'no {phase} model in {model_dir}: run its stage first')
         prompt, label = student_prompt(cfg), f'{cfg.model} ({phase.upper()})'
     backend = backend or backend_from_profile(cfg, model=None if model_dir is None else str(model_dir))
-    loaded = load_splits(splits, n, cfg.seed, cfg, limit=cfg.eval_n, prepared=True)
-    recs = evaluate(backend, methods, loaded, cap=cfg.eval_max_new_tokens, model=label, progress=progress, seed=cfg.seed, prompt=prompt,
+    loaded = load_splits(splits, n, cfg.seed, cfg, limit=cfg.eval.n, prepared=True)
+    recs = evaluate(backend, methods, loaded, cap=cfg.eval.max_new_tokens, model=label, progress=progress, seed=cfg.seed, prompt=prompt,
                     student=model_dir is not None)
     recs = [r | dict(phase=phase) for r in recs]
     info = run_info(cfg, model=label, phase=phase, path=None if model_dir is None else str(model_dir), backend=backend.kind, methods=list(methods),
                     splits=list(loaded), n={s: len(ps) for s, (ps, _) in loaded.items()},
                     prompt=getattr(prompt, '__name__', 'default'), skipped=[s for s in splits if s not in loaded],
-                    budgets={m: budget(m, cfg.eval_max_new_tokens, model_dir is not None) for m in methods}, seconds=round(time.time() - t0, 1),
+                    budgets={m: budget(m, cfg.eval.max_new_tokens, model_dir is not None) for m in methods}, seconds=round(time.time() - t0, 1),
                     sandbox=isolation_info() if 'pot' in methods else None)
     out = layout.output(cfg, 'eval')/(run_name(cfg.model) + ('' if phase == 'untrained' else f'-{phase}'))
     tables = write_results(recs, out, info) if write else (lambda df: dict(records=df, summary=summarize(df)))(pd.DataFrame(recs))

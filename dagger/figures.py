@@ -888,7 +888,7 @@ def sft_loss_out(st: Stage) -> list[Path]:
     if not h.is_file() or not run.is_file(): raise FileNotFoundError(f'no {_rel(h)} or run.json (run the SFT stage)')
     facts = read_json(run)
     best = int(facts['best_checkpoint'].split('-')[-1]) if facts.get('best_checkpoint') else None
-    label = f"our run: SFT of {short_model(st.cfg.model)}, recipe {st.cfg.sft_recipe}, {facts.get('train_rows')} examples, profile {st.P}"
+    label = f"our run: SFT of {short_model(st.cfg.model)}, recipe {st.cfg.sft.recipe}, {facts.get('train_rows')} examples, profile {st.P}"
     ax = plot_loss(pd.read_csv(h), _wrap(f'SFT loss, {label}', 80), best)
     return st.figure(ax.figure, f'sft_loss_ours-{st.P}', [h, run], label, best_step=best)
 

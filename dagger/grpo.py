@@ -347,24 +347,24 @@ def grpo_dir(cfg: Profile) -> Path:
 
 def grpo_folder(cfg: Profile) -> str:
     "The results folder of `cfg`'s GRPO arm: 'grpo' (from SFT) or 'grpo_base' (from the base model)."
-    if cfg.grpo_init not in ('sft', 'base'): raise RecipeError(f"grpo_init must be 'sft' or 'base', got {cfg.grpo_init!r}")
-    return 'grpo' if cfg.grpo_init == 'sft' else 'grpo_base'
+    if cfg.grpo.init not in ('sft', 'base'): raise RecipeError(f"grpo_init must be 'sft' or 'base', got {cfg.grpo.init!r}")
+    return 'grpo' if cfg.grpo.init == 'sft' else 'grpo_base'
 
 def init_model(cfg: Profile) -> str:
     "The model GRPO starts from: the merged SFT model (grpo_init='sft') or the profile's base model ('base')."
     grpo_dir(cfg)
-    return str(merged_model(cfg)) if cfg.grpo_init == 'sft' else cfg.model
+    return str(merged_model(cfg)) if cfg.grpo.init == 'sft' else cfg.model
 
 def phase_label(cfg: Profile) -> str:
     "The name of the GRPO phase in tables: 'SFT→GRPO' or 'Base→GRPO'."
-    return {'sft': 'SFT→GRPO', 'base': 'Base→GRPO'}[cfg.grpo_init]
+    return {'sft': 'SFT→GRPO', 'base': 'Base→GRPO'}[cfg.grpo.init]
 
 def grpo_vs_sft(cfg: Profile, grpo_model: str | Path, problems: list, split_size: int, cap: int, progress: bool = True) -> list[dict]:
     "Records of the SFT model (when there is one) and the GRPO model (dagger, student prompt) on `problems`."
     split = {problems[0].split: (problems, split_size)}
     try: models = [(merged_model(cfg), 'SFT')]
     except FileNotFoundError:
-        if cfg.grpo_init == 'sft': raise
+        if cfg.grpo.init == 'sft': raise
         models = []                                      # Base→GRPO without an SFT model: the GRPO model alone
     recs = []
     for path, phase in models + [(Path(grpo_model), phase_label(cfg))]:
@@ -399,7 +399,7 @@ def nodes_table(records: list, source: str = ''):
 def run_grpo(cfg: Profile, recipe: GRPORecipe | None = None) -> dict:
     "Train profile `cfg`'s GRPO arm on the teacher's prompts, choose a checkpoint on sft_val; write merged model, history, run.json."
     from transformers import AutoTokenizer
-    recipe = recipe or get_recipe(cfg.grpo_recipe)
+    recipe = recipe or get_recipe(cfg.grpo.recipe)
     out, model = layout.output(cfg, grpo_folder(cfg)), init_model(cfg)
     sets = load_sets(cfg, ('grpo_train', 'sft_val'))
     tok = AutoTokenizer.from_pretrained(resolve_model(model))
@@ -410,7 +410,7 @@ def run_grpo(cfg: Profile, recipe: GRPORecipe | None = None) -> dict:
          dict(tensor_parallel_size=cfg.tensor_parallel_size, seed=cfg.seed) if cfg.backend == 'vllm' else {}
     facts = train_grpo(model, train_rows, val_rows, recipe, out, device=device, seed=cfg.seed, backend=cfg.backend,
                        backend_kw=kw, init_cache=cache_dir(cfg.cache_dir or None)/'completions.sqlite')
-    facts |= dict(init=cfg.grpo_init, phase=phase_label(cfg), fit_train=fit, fit_val=vfit, val_ids=[r['id'] for r in val_rows])
+    facts |= dict(init=cfg.grpo.init, phase=phase_label(cfg), fit_train=fit, fit_val=vfit, val_ids=[r['id'] for r in val_rows])
     if int(os.environ.get('RANK', 0)) == 0:
         atomic_write_text(out/'history.csv', history_frame(facts).to_csv(index=False))
         write_json(out/'run.json', {k: v for k, v in facts.items() if k != 'history'} | dict(run_info=run_info(cfg, stage='grpo')))

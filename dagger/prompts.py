@@ -197,8 +197,8 @@ def student_prompt(cfg=None, shots: int | None = None, annotations: bool | None 
     """The graph prompt `(question, lang) -> messages` a student (SFT, GRPO) model is trained and evaluated with:
     the evaluation's one-shot prompt (`student_shots` = 1) or its instructions alone (0); without the distractor field
     when `sft_annotations` is False."""
-    shots = cfg.student_shots if shots is None else shots
-    annotations = cfg.sft_annotations if annotations is None else annotations
+    shots = cfg.sft.student_shots if shots is None else shots
+    annotations = cfg.sft.annotations if annotations is None else annotations
     if shots not in (0, 1): raise ValueError(f'student_shots must be 0 or 1, got {shots!r}')
     def prompt(question: str, lang: str = 'bn') -> list[dict]:
         return dagger_prompt(question, lang, examples=None if shots else [], distractor=annotations)

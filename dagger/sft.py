@@ -342,7 +342,7 @@ def sft_dir(cfg: Profile) -> Path:
 
 def sft_folder(cfg: Profile) -> str:
     "The results folder of profile `cfg`'s SFT run: 'sft', or 'sft_noannot' for Table 3's arm without annotations."
-    return 'sft' if cfg.sft_annotations else 'sft_noannot'
+    return 'sft' if cfg.sft.annotations else 'sft_noannot'
 
 def merged_model(cfg: Profile) -> Path:
     "The merged fine-tuned model of profile `cfg` (what GRPO and the evaluation load)."
@@ -352,13 +352,13 @@ def merged_model(cfg: Profile) -> Path:
 
 def run_sft(cfg: Profile, model: str | None = None, recipe: Recipe | None = None) -> dict:
     "Train profile `cfg`'s model on the teacher's sets with its recipe; write adapter, merged model, history and run.json."
-    recipe = recipe or get_recipe(cfg.sft_recipe)
+    recipe = recipe or get_recipe(cfg.sft.recipe)
     model = model or cfg.model
     sets = load_sets(cfg, ('sft_train', 'sft_val'))
     tok = _tokenizer(model)
-    train_rows, fit = fit_rows(sets['sft_train'], tok, recipe.max_length, cfg.sft_n_train, order=cfg.sft_select)
+    train_rows, fit = fit_rows(sets['sft_train'], tok, recipe.max_length, cfg.sft.n_train, order=cfg.sft.select)
     val_rows, vfit = fit_rows(sets['sft_val'], tok, recipe.max_length, recipe.n_val)
-    if not cfg.sft_annotations:   # the same examples as the annotated run, stripped (they only get shorter)
+    if not cfg.sft.annotations:   # the same examples as the annotated run, stripped (they only get shorter)
         bare = student_prompt(cfg)
         train_rows, val_rows = ([without_annotations(r, bare) for r in rows] for rows in (train_rows, val_rows))
     out = layout.output(cfg, sft_folder(cfg))

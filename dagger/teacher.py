@@ -150,20 +150,20 @@ def hub_graph_text(p) -> str | None:
 
 def msvamp_training_half(cfg: Profile) -> list:
     "The SFT questions profile `cfg` draws from the training half of `teacher_msvamp_split` (none when it is '')."
-    name = cfg.teacher_msvamp_split
+    name = cfg.teacher.msvamp_split
     if not name: return []
     if not name.startswith('msvamp_') or name.endswith(('_distract', '_dose')):
         raise ValueError(f'teacher_msvamp_split must be an MSVAMP base split such as msvamp_en, not {name!r}')
     if not cfg.msvamp_holdout:
         raise OverlapError(f'teacher_msvamp_split = {name} trains on MSVAMP: set msvamp_holdout = true so that only the other half is evaluated')
     half = [p for p in load_split(name, cfg=cfg) if msvamp_half(p) == 'train']
-    return sample(half, cfg.teacher_n_msvamp or None, cfg.seed)
+    return sample(half, cfg.teacher.n_msvamp or None, cfg.seed)
 
 def training_problems(cfg: Profile) -> dict:
     "The problems for sft_train (with MSVAMP's training half when the profile asks), sft_val and grpo_train (GRPO disjoint from SFT)."
     sets = {name: load_training(c, s, cfg=cfg) for name, (c, s) in
             dict(sft_train=('sft', 'train'), sft_val=('sft', 'val'), grpo_train=('grpo', 'train')).items()}
-    n = dict(sft_train=cfg.teacher_n_sft, sft_val=cfg.teacher_n_val, grpo_train=cfg.teacher_n_grpo)
+    n = dict(sft_train=cfg.teacher.n_sft, sft_val=cfg.teacher.n_val, grpo_train=cfg.teacher.n_grpo)
     out = {k: sample(v, n[k] or None, cfg.seed) for k, v in sets.items() if k != 'grpo_train'}
     out['sft_train'] += msvamp_training_half(cfg)
     used = {p.id for v in out.values() for p in v}
@@ -175,11 +175,11 @@ def training_problems(cfg: Profile) -> dict:
 # %% ../nbs/stage_3_teacher.ipynb #47a34377
 def teacher_outputs(cfg: Profile, problems: list, backend=None, progress: bool = True) -> list:
     "(text, error) per problem from the profile's teacher (published graphs first, when the rows carry them)."
-    if cfg.teacher_backend == 'gold': return gold_teacher(problems)
+    if cfg.teacher.backend == 'gold': return gold_teacher(problems)
     given = [hub_graph_text(p) for p in problems]
     todo = [p for p, t in zip(problems, given) if t is None]
     if todo and backend is None:
-        backend = backend_from_profile(cfg, kind=cfg.teacher_backend, model=cfg.teacher_model)
+        backend = backend_from_profile(cfg, kind=cfg.teacher.backend, model=cfg.teacher.model)
     made = iter(model_teacher(todo, backend, progress=progress) if todo else [])
     return [(t, None) if t is not None else next(made) for t in given]
 
@@ -206,8 +206,8 @@ def run_teacher(cfg: Profile, backend=None, out=None, progress: bool = True) -> 
     index, skipped = eval_index(cfg)
     overlap = check_overlap(sets, index)
     for name, rs in sets.items(): write_jsonl(out/f'{name}.jsonl', rs)
-    if cfg.teacher_backend == 'gold': report['gold_coverage'] = gold_coverage_summary(cfg, [p.split for p in allp])
-    report = dict(teacher=dict(backend=cfg.teacher_backend, model=cfg.teacher_model), asked=dict(
+    if cfg.teacher.backend == 'gold': report['gold_coverage'] = gold_coverage_summary(cfg, [p.split for p in allp])
+    report = dict(teacher=dict(backend=cfg.teacher.backend, model=cfg.teacher.model), asked=dict(
         sft_train=len(sft['sft_train']), sft_val=len(sft['sft_val'])), sizes={k: len(v) for k, v in sets.items()},
         sources={k: dict(Counter(p.origin.split('#')[0] for p in v)) for k, v in probs.items()},
         overlap=overlap, overlap_index=len(index), overlap_skipped=skipped) | report

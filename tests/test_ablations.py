@@ -162,7 +162,7 @@ def test_noannot_profile_paths():
     from dagger.sft import sft_dir
     cfg = load_profile('cpu')
     c = A.noannot_profile(cfg)
-    assert c.sft_annotations is False and cfg.sft_annotations is True
+    assert c.sft.annotations is False and cfg.sft.annotations is True
     assert sft_dir(c) != sft_dir(cfg) and sft_dir(c).name == 'sft_noannot'
     assert A.ablation_dir(cfg, 'table3') == cfg.results/'ablations'/'table3'
 
@@ -198,12 +198,12 @@ def test_write_table(tmp_path):
 def test_profile_fields():
     from dagger.config import load_profile
     cpu, paper = load_profile('cpu'), load_profile('paper')
-    assert set(cpu.ablation_tables) <= set(A.TABLES) and set(paper.ablation_tables) == set(A.TABLES)
-    assert (paper.ablation_n, paper.ablation_n_table7, paper.ablation_max_new_tokens) == (0, 0, 0)
-    assert 0 < cpu.ablation_n <= 8 and 0 < cpu.ablation_max_new_tokens <= cpu.ablation_graph_max_new_tokens
-    assert paper.ablation_graph_max_new_tokens == 0
-    assert tuple(paper.ablation_languages) == ('en', 'es', 'te', 'th')
-    assert paper.ablation_table3_splits == ('msvamp_bn', 'msvamp_bn_distract')
+    assert set(cpu.ablation.tables) <= set(A.TABLES) and set(paper.ablation.tables) == set(A.TABLES)
+    assert (paper.ablation.n, paper.ablation.n_table7, paper.ablation.max_new_tokens) == (0, 0, 0)
+    assert 0 < cpu.ablation.n <= 8 and 0 < cpu.ablation.max_new_tokens <= cpu.ablation.graph_max_new_tokens
+    assert paper.ablation.graph_max_new_tokens == 0
+    assert tuple(paper.ablation.languages) == ('en', 'es', 'te', 'th')
+    assert paper.ablation.table3_splits == ('msvamp_bn', 'msvamp_bn_distract')
 
 
 def test_sft_mismatch(tmp_path):
@@ -212,14 +212,15 @@ def test_sft_mismatch(tmp_path):
     write_json(tmp_path/'run.json', dict(run_info=run_info(cfg)))
     assert A.sft_mismatch(cfg, tmp_path) == {}
     assert A.sft_mismatch(A.noannot_profile(cfg), tmp_path) == {}          # annotations are the ablated factor, not a mismatch
-    write_json(tmp_path/'run.json', dict(run_info=run_info(cfg) | dict(profile={k: v for k, v in cfg.as_dict().items() if k != 'student_shots'})))
-    assert A.sft_mismatch(cfg, tmp_path) == ({} if cfg.student_shots == 1 else {'student_shots': (1, cfg.student_shots)})  # old runs: the 1-shot default
-    assert A.sft_mismatch(A.noannot_profile(cfg, sft_n_train=cfg.sft_n_train + 1), tmp_path).get('sft_n_train') == (cfg.sft_n_train, cfg.sft_n_train + 1)
+    old = cfg.as_dict(); del old['sft']['student_shots']
+    write_json(tmp_path/'run.json', dict(run_info=run_info(cfg) | dict(profile=old)))
+    assert A.sft_mismatch(cfg, tmp_path) == ({} if cfg.sft.student_shots == 1 else {'sft.student_shots': (1, cfg.sft.student_shots)})  # a setting not recorded: its default
+    assert A.sft_mismatch(A.noannot_profile(cfg, sft__n_train=cfg.sft.n_train + 1), tmp_path).get('sft.n_train') == (cfg.sft.n_train, cfg.sft.n_train + 1)
 
 
 def test_table_sizes_follow_the_profile():
     # Table 5 once ignored ablation_n and ran every MGSM problem of each language on cpu
     cpu = load_profile('cpu')
-    assert A.table_sizes(cpu) == dict(table3=cpu.eval_n, table5=cpu.ablation_n, table7=cpu.ablation_n_table7)
+    assert A.table_sizes(cpu) == dict(table3=cpu.eval.n, table5=cpu.ablation.n, table7=cpu.ablation.n_table7)
     assert A.table_sizes(cpu)['table5'] == 1 and A.table_sizes(cpu, 5) == dict(table3=5, table5=5, table7=5)
     assert A.table_sizes(load_profile('paper')) == dict(table3=0, table5=0, table7=0)

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 from dagger import grpo as R
 from dagger import graph as G
-from dagger.config import load_profile
+from dagger.config import ConfigError, load_profile
 
 TOTALS = {0.0, 0.5, 1.0, 2.0}
 TRL_KW = dict(prompts=None, completion_ids=None, trainer_state=None, log_extra=lambda *a, **k: None, id=None)
@@ -209,11 +209,11 @@ def test_batch_arithmetic():
 def test_profiles_and_arms():
     for name, recipe in (('cpu', 'cpu'), ('paper', 'paper')):
         c = load_profile(name)
-        assert c.grpo_recipe == recipe and c.grpo_init == 'sft' and R.grpo_dir(c) == c.results/'grpo'
+        assert c.grpo.recipe == recipe and c.grpo.init == 'sft' and R.grpo_dir(c) == c.results/'grpo'
     b = load_profile('cpu', grpo_init='base')
     assert R.grpo_dir(b) == b.results/'grpo_base' and R.init_model(b) == b.model and R.phase_label(b) == 'Base→GRPO'
-    with pytest.raises(R.RecipeError):
-        R.grpo_dir(load_profile('cpu', grpo_init='scratch'))
+    with pytest.raises(ConfigError, match="grpo.init = 'scratch'"):
+        load_profile('cpu', grpo_init='scratch')
 
 
 def test_history_frame():

@@ -23,7 +23,7 @@ def project(tmp_path, monkeypatch):
     (tmp_path/'settings.ini').write_text((ROOT/'settings.ini').read_text())
     writer = ("from dagger.config import load_profile, write_json\n"
               "cfg = load_profile(profile, **overrides)\n"
-              "write_json(cfg.results/'out.json', dict(n_eval=cfg.n_eval, cwd=__import__('os').getcwd()))")
+              "write_json(cfg.results/'out.json', dict(n_eval=cfg.eval.sample_n, cwd=__import__('os').getcwd()))")
     _nb(tmp_path/'nbs'/'00_write.ipynb', [new_markdown_cell('# Write'), _params(), new_code_cell(writer)])
     _nb(tmp_path/'nbs'/'01_fail.ipynb', [_params(), new_code_cell('x = 1'), new_code_cell("raise ValueError('boom')")])
     _nb(tmp_path/'nbs'/'02_after.ipynb', [_params(), new_code_cell('#| demo\nraise ValueError("demo ran")'), new_code_cell('pass')])

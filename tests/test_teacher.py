@@ -3,7 +3,7 @@ import json
 import pytest
 from dagger import graph as G
 from dagger import teacher as T
-from dagger.config import load_profile, read_jsonl
+from dagger.config import ConfigError, Profile, TeacherSettings, load_profile, read_jsonl
 from dagger.data import Problem, load_split
 from dagger.prompts import dagger_prompt, pen_graph
 from dagger.llm import Backend, Completion
@@ -145,6 +145,9 @@ def test_msvamp_training_half_is_never_evaluated(tmp_path):
     held = [p for p in load_split('msvamp_bn', gold=False) if int(p.id.rsplit('-', 1)[1]) % 2 == 0][:5]
     with pytest.raises(T.OverlapError, match='msvamp'):
         T.check_overlap(dict(sft_train=[dict(id=p.id, question=p.meta['query_en']) for p in held]), index)
-    with pytest.raises(T.OverlapError, match='msvamp_holdout'):
-        T.run_teacher(load_profile('cpu', msvamp_holdout=False, teacher_msvamp_split='msvamp_en'), out=tmp_path/'no', progress=False)
+    with pytest.raises(ConfigError, match='msvamp_holdout'):                       # refused when the profile loads
+        load_profile('cpu', msvamp_holdout=False, teacher_msvamp_split='msvamp_en')
+    unchecked = Profile(name='cpu', msvamp_holdout=False, teacher=TeacherSettings(msvamp_split='msvamp_en'))
+    with pytest.raises(T.OverlapError, match='msvamp_holdout'):                    # and by the stage itself
+        T.run_teacher(unchecked, out=tmp_path/'no', progress=False)
     assert not (tmp_path/'no').exists()
