@@ -138,7 +138,7 @@ class DataFileError(ValueError):
     def __init__(self, path, line: int, problem: str):
         self.path, self.line, self.problem = str(path), line, problem
         super().__init__(f'{path}, line {line}: {problem}')
-    def __reduce__(self): return DataFileError, (self.path, self.line, self.problem)
+    def __reduce__(self): return type(self), (self.path, self.line, self.problem)
 
 def _umask() -> int:
     mask = os.umask(0); os.umask(mask); return mask
