@@ -9,8 +9,8 @@ from pathlib import Path
 # %% auto #0
 __all__ = ['SECTIONS', 'METHODS', 'PHASES', 'ALLOWED', 'AT_LEAST', 'SPLIT', 'DEVICE', 'LEGACY', 'ConfigError', 'project_root',
            'TeacherSettings', 'SFTSettings', 'GRPOSettings', 'EvalSettings', 'AblationSettings', 'Profile', 'problems',
-           'build_profile', 'profile_names', 'load_profile', 'atomic_write_text', 'write_json', 'read_json',
-           'write_jsonl', 'read_jsonl', 'git_commit', 'run_info']
+           'build_profile', 'profile_names', 'load_profile', 'DataFileError', 'atomic_write_text', 'write_json',
+           'read_json', 'write_jsonl', 'read_jsonl', 'git_commit', 'run_info']
 
 # %% ../nbs/lib_01_config.ipynb #796b0e19
 class ConfigError(ValueError):
@@ -225,6 +225,13 @@ def load_profile(name: str = 'cpu', path: str | Path | None = None, **overrides)
     return build_profile(name, dict(cp[name]) | {_key(k): v for k, v in overrides.items()})
 
 # %% ../nbs/lib_01_config.ipynb #3d67ca94
+class DataFileError(ValueError):
+    "A data file that cannot be parsed: carries the file, the 1-based line and what is wrong."
+    def __init__(self, path, line: int, problem: str):
+        self.path, self.line, self.problem = str(path), line, problem
+        super().__init__(f'{path}, line {line}: {problem}')
+    def __reduce__(self): return type(self), (self.path, self.line, self.problem)
+
 def _umask() -> int:
     mask = os.umask(0); os.umask(mask); return mask
 
@@ -252,16 +259,24 @@ def write_json(path: str | Path, obj) -> Path:
     return atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2, default=_default) + '\n')
 
 def read_json(path: str | Path):
-    "Read a JSON file."
-    return json.loads(Path(path).read_text(encoding='utf-8'))
+    "Read a JSON file; a malformed one raises `DataFileError` with the line."
+    try: return json.loads(Path(path).read_text(encoding='utf-8'))
+    except json.JSONDecodeError as e: raise DataFileError(path, e.lineno, f'not valid JSON ({e.msg}, column {e.colno})') from None
 
 def write_jsonl(path: str | Path, rows: typing.Iterable) -> Path:
     "Write one JSON object per line, atomically."
     return atomic_write_text(path, ''.join(json.dumps(r, ensure_ascii=False, default=_default) + '\n' for r in rows))
 
+def _jsonl_row(path, n: int, line: str, last: bool):
+    try: return json.loads(line)
+    except json.JSONDecodeError as e:
+        cut = ' (the last line has no newline: the file looks truncated)' if last and not line.endswith('\n') else ''
+        raise DataFileError(path, n, f'not valid JSON: {e.msg} at column {e.colno}{cut}') from None
+
 def read_jsonl(path: str | Path) -> list:
-    "Read a JSONL file into a list of objects."
-    with open(path, encoding='utf-8') as f: return [json.loads(l) for l in f if l.strip()]
+    "Read a JSONL file into a list of objects, skipping blank lines; a malformed line raises `DataFileError`."
+    with open(path, encoding='utf-8') as f: lines = f.readlines()
+    return [_jsonl_row(path, n, l, n == len(lines)) for n, l in enumerate(lines, 1) if l.strip()]
 
 # %% ../nbs/lib_01_config.ipynb #4e67c46b
 def git_commit(root: str | Path | None = None) -> str:

@@ -17,11 +17,11 @@ from .graph import from_obj, execute, is_correct, GraphError
 # %% auto #0
 __all__ = ['log', 'AUG_TYPES', 'MGSM_LANGS', 'MSVAMP_FILES', 'FINAL_LABEL', 'BASE_SPLITS', 'DISTRACT_SPLITS', 'DOSE_SPLITS',
            'SPLITS', 'EVAL_SPLITS', 'HUB_HOST', 'DISTRACT_REPO', 'TRAIN_REPO', 'DataError', 'Problem', 'data_root',
-           'gsm8k_final_answer', 'sample', 'GoldGraphError', 'solution_steps', 'gsm8k_graph', 'msvamp_graph',
-           'verify_graph', 'mgsm_alignment', 'add_gold', 'gold_coverage', 'load_split', 'to_frame', 'HubUnavailable',
-           'DistractMathNotBuilt', 'hub_probe', 'load_hub', 'distract_record', 'distract_path', 'load_distractmath',
-           'load_dose', 'load_training', 'msvamp_number', 'msvamp_half', 'evaluable', 'SplitNotPrepared',
-           'needed_splits', 'prepare_splits', 'prepared_split', 'split_summary']
+           'DataRowError', 'gsm8k_final_answer', 'sample', 'GoldGraphError', 'solution_steps', 'gsm8k_graph',
+           'msvamp_graph', 'verify_graph', 'mgsm_alignment', 'add_gold', 'gold_coverage', 'load_split', 'to_frame',
+           'HubUnavailable', 'DistractMathNotBuilt', 'hub_probe', 'load_hub', 'distract_record', 'distract_path',
+           'load_distractmath', 'load_dose', 'load_training', 'msvamp_number', 'msvamp_half', 'evaluable',
+           'SplitNotPrepared', 'needed_splits', 'prepare_splits', 'prepared_split', 'split_summary']
 
 # %% ../nbs/lib_09_data.ipynb #777c4fad
 class DataError(ValueError):
@@ -63,6 +63,8 @@ class Problem:
         return cls(**{k: v for k, v in d.items() if k in names and k != 'meta'}, meta={**(d.get('meta') or {}), **extra})
 
 # %% ../nbs/lib_09_data.ipynb #55be5b53
+from .config import DataFileError
+
 MGSM_LANGS = ('bn', 'de', 'en', 'es', 'fr', 'ja', 'ru', 'sw', 'te', 'th', 'zh')
 MSVAMP_FILES = {'bn': 'test_Bengali.json', 'en': 'test_English.json', 'es': 'test_Spanish.json', 'th': 'test_Thai.json'}
 
@@ -78,16 +80,27 @@ def _need(path: Path) -> Path:
     if not path.exists(): raise DataError(f'missing data file {path}: the vendored benchmarks ship in data/ (see data/README.md)')
     return path
 
+class DataRowError(DataError, DataFileError):
+    "A row of a data file that cannot be read: a `DataError` naming the file and the 1-based line."
+
+def _tsv_row(path: Path, n: int, line: str) -> tuple[str, float]:
+    "Question and numeric answer of line `n` (1-based) of an MGSM TSV file."
+    if '\t' not in line: raise DataRowError(path, n, f'no tab between question and answer: {line[:60]!r}')
+    q, a = line.rsplit('\t', 1)
+    try: answer = float(to_ascii_digits(a.strip()).replace(',', ''))
+    except ValueError: answer = math.nan
+    if not math.isfinite(answer): raise DataRowError(path, n, f'the answer after the last tab is not a number: {a!r}')
+    if not q.strip(): raise DataRowError(path, n, 'no question before the tab')
+    return q.strip(), answer
+
 @functools.lru_cache(maxsize=None)
 def _mgsm(lang: str, root: Path) -> tuple:
     if lang not in MGSM_LANGS: raise DataError(f'no MGSM language {lang!r}; have {MGSM_LANGS}')
     path = _need(root/'mgsm'/f'mgsm_{lang}.tsv')
-    rows, where = [], _rel(path)
-    for i, line in enumerate(path.read_text(encoding='utf-8').splitlines()):
-        q, a = line.rsplit('\t', 1)
-        rows.append(Problem(f'mgsm_{lang}-{i:03d}', q.strip(), float(a.replace(',', '')), lang, 'mgsm', f'mgsm_{lang}',
-                            origin=f'vendored:{where}#{i}', meta={'row': i}))
-    return tuple(rows)
+    lines, where = path.read_text(encoding='utf-8').splitlines(), _rel(path)
+    qa = [_tsv_row(path, n, l) for n, l in enumerate(lines, 1) if l.strip()]
+    return tuple(Problem(f'mgsm_{lang}-{i:03d}', q, a, lang, 'mgsm', f'mgsm_{lang}', origin=f'vendored:{where}#{i}', meta={'row': i})
+                 for i, (q, a) in enumerate(qa))
 
 @functools.lru_cache(maxsize=None)
 def _msvamp(lang: str, root: Path) -> tuple:

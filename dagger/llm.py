@@ -13,11 +13,11 @@ _log = logging.getLogger(__name__)
 if 'torch' not in sys.modules: os.environ.setdefault('OMP_WAIT_POLICY', 'PASSIVE')
 
 # %% auto #0
-__all__ = ['EMBEDDED', 'BACKENDS', 'Sampling', 'Completion', 'BackendError', 'PromptError', 'to_messages', 'cache_dir',
-           'completion_key', 'CompletionCache', 'open_cache', 'Job', 'weights_fingerprint', 'Backend', 'gguf_path',
-           'embedded_model_path', 'resolve_device', 'resolve_model', 'load_model', 'unload_models', 'cut_at_stop',
-           'shared_prefix', 'TransformersBackend', 'VLLMBackend', 'OpenAIBackend', 'get_backend',
-           'backend_from_profile']
+__all__ = ['SQLITE_HEADER', 'EMBEDDED', 'BACKENDS', 'Sampling', 'Completion', 'BackendError', 'PromptError', 'to_messages',
+           'cache_dir', 'completion_key', 'CacheError', 'cache_damage', 'set_aside', 'cache_usage', 'CompletionCache',
+           'open_cache', 'Job', 'weights_fingerprint', 'Backend', 'gguf_path', 'embedded_model_path', 'resolve_device',
+           'resolve_model', 'load_model', 'unload_models', 'cut_at_stop', 'shared_prefix', 'TransformersBackend',
+           'VLLMBackend', 'OpenAIBackend', 'get_backend', 'backend_from_profile']
 
 # %% ../nbs/lib_07_llm.ipynb #77b664cf
 @dataclass(frozen=True)
@@ -90,6 +90,12 @@ def completion_key(signature: dict, messages: list[dict], sampling: Sampling, sa
     return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 # %% ../nbs/lib_07_llm.ipynb #9a1ab7aa
+class CacheError(RuntimeError):
+    "The completion cache file is damaged; the message names it, where the damaged copy went and how to recover."
+
+SQLITE_HEADER = b'SQLite format 3\x00'
+_USAGE = {'pid': None, 'counts': {}}
+
 def _wal(c: sqlite3.Connection, seconds: float = 60.0):
     "Switch to WAL, retrying: two processes creating the file at once can get 'locked' (the busy timeout does not cover it)."
     deadline = time.monotonic() + seconds
@@ -99,13 +105,58 @@ def _wal(c: sqlite3.Connection, seconds: float = 60.0):
             if 'locked' not in str(e) or time.monotonic() > deadline: raise
             time.sleep(random.uniform(0.01, 0.1))
 
+def cache_damage(path: Path) -> str | None:
+    "Why the existing file `path` is not a sound cache (empty, not sqlite, failing `quick_check`), or None."
+    if path.stat().st_size == 0: return 'it is 0 bytes long: truncated'
+    with open(path, 'rb') as f:
+        if f.read(16) != SQLITE_HEADER: return 'it does not start with the sqlite header'
+    c = sqlite3.connect(path, timeout=60)
+    try: found = [r[0] for r in c.execute('PRAGMA quick_check')]
+    except sqlite3.OperationalError: raise
+    except sqlite3.DatabaseError as e: return f'sqlite cannot read it: {e}'
+    finally: c.close()
+    return None if found == ['ok'] else 'PRAGMA quick_check found: ' + '; '.join(found[:3])
+
+def set_aside(path: Path) -> Path:
+    "Move a damaged cache file (and its `-wal`/`-shm`) to `<name>.corrupt-<time>`; return the new path."
+    stamp, n = time.strftime('%Y%m%d-%H%M%S'), 0
+    while (aside := path.with_name(f'{path.name}.corrupt-{stamp}' + (f'-{n}' if n else ''))).exists(): n += 1
+    os.replace(path, aside)
+    for side in ('-wal', '-shm'):
+        if Path(f'{path}{side}').exists(): os.replace(f'{path}{side}', f'{aside}{side}')
+    return aside
+
+def _recover(path: Path, why: str, aside: Path | None) -> CacheError:
+    if aside: todo = (f'It was moved to {aside}; the next run starts an empty cache at {path}: restore a backup there '
+                      'first to keep the old completions')
+    else: todo = 'Delete it or move it aside to start an empty cache, or restore a backup there'
+    return CacheError(f'completion cache {path} is damaged ({why}). {todo}, or set DAGGER_CACHE to use another folder.')
+
+def _count(label: str, hits: int, misses: int):
+    "Add to this process's per-backend cache counts, and to the staging folder's usage file inside a pipeline stage."
+    if _USAGE['pid'] != os.getpid(): _USAGE.update(pid=os.getpid(), counts={})
+    h, m = _USAGE['counts'].get(label, (0, 0))
+    _USAGE['counts'][label] = (h + hits, m + misses)
+    if os.environ.get('DAGGER_STAGING'):
+        from dagger.config import write_json
+        write_json(Path(os.environ['DAGGER_STAGING'])/f'cache-usage-{os.getpid()}.json', cache_usage())
+
+def cache_usage() -> dict:
+    "Cache hits and misses of this process, per backend (`kind:model`)."
+    if _USAGE['pid'] != os.getpid(): return {}
+    return {k: dict(hits=h, misses=m) for k, (h, m) in _USAGE['counts'].items()}
+
 class CompletionCache:
-    "A persistent sqlite store of completions, safe for several processes; it counts hits and misses."
+    "A persistent sqlite store of completions, safe for several processes; it counts hits and misses, per backend too."
     def __init__(self, path: str | Path):
         self.path = Path(path); self.path.parent.mkdir(parents=True, exist_ok=True)
         self.hits = self.misses = 0
+        self.by_backend = {}
         self._lock, self._conn, self._pid = threading.Lock(), None, None
-        with self._lock: self._db()
+        with open(self.path.parent/f'.{self.path.name}.lock', 'w') as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if self.path.exists() and (why := cache_damage(self.path)): raise _recover(self.path, why, set_aside(self.path))
+            with self._lock: self._db()
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None or self._pid != os.getpid():
@@ -116,27 +167,33 @@ class CompletionCache:
             self._conn, self._pid = c, os.getpid()
         return self._conn
 
-    def get_many(self, keys: list[str]) -> dict[str, Completion]:
-        "The cached completions among `keys` (counted as hits; the others as misses)."
-        keys, out = list(dict.fromkeys(keys)), {}
+    def _run(self, sql: str, args=()) -> list:
+        "Execute `sql` under the lock; damage sqlite finds is a `CacheError` naming the file."
         with self._lock:
-            db = self._db()
-            for i in range(0, len(keys), 500):
-                chunk = keys[i:i+500]
-                q = f'SELECT key, text, tokens, finish_reason FROM completions WHERE key IN ({",".join("?"*len(chunk))})'
-                out |= {k: Completion(t, n, f, cached=True) for k, t, n, f in db.execute(q, chunk)}
-        self.hits += len(out); self.misses += len(keys) - len(out)
+            try: return self._db().execute(sql, args).fetchall()
+            except sqlite3.OperationalError: raise
+            except sqlite3.DatabaseError as e: raise _recover(self.path, f'sqlite: {e}', None) from None
+
+    def get_many(self, keys: list[str], backend: str = '') -> dict[str, Completion]:
+        "The cached completions among `keys` (counted as hits, the others as misses, also under `backend`)."
+        keys, out = list(dict.fromkeys(keys)), {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i+500]
+            q = f'SELECT key, text, tokens, finish_reason FROM completions WHERE key IN ({",".join("?"*len(chunk))})'
+            out |= {k: Completion(t, n, f, cached=True) for k, t, n, f in self._run(q, chunk)}
+        hits, misses = len(out), len(keys) - len(out)
+        self.hits += hits; self.misses += misses
+        b = self.by_backend.setdefault(backend, dict(hits=0, misses=0)); b['hits'] += hits; b['misses'] += misses
+        _count(backend, hits, misses)
         return out
 
     def put(self, key: str, c: Completion, backend: str = '', model: str = ''):
         "Store one completion now (an error is never stored; the first writer of a key wins)."
         if c.finish_reason not in ('stop', 'length'): raise ValueError(f'only finished completions are cached, not {c.finish_reason!r}')
-        with self._lock:
-            self._db().execute('INSERT OR IGNORE INTO completions VALUES (?,?,?,?,?,?,?)',
-                               (key, backend, model, c.text, int(c.tokens), c.finish_reason, time.time()))
+        self._run('INSERT OR IGNORE INTO completions VALUES (?,?,?,?,?,?,?)',
+                  (key, backend, model, c.text, int(c.tokens), c.finish_reason, time.time()))
 
-    def __len__(self) -> int:
-        with self._lock: return self._db().execute('SELECT COUNT(*) FROM completions').fetchone()[0]
+    def __len__(self) -> int: return self._run('SELECT COUNT(*) FROM completions')[0][0]
 
     def stats(self) -> dict: return dict(hits=self.hits, misses=self.misses, rows=len(self))
     def __repr__(self) -> str: return f'CompletionCache({str(self.path)!r}, hits={self.hits}, misses={self.misses})'
@@ -188,7 +245,7 @@ class Backend:
             raise PromptError(f'prompts must be a list of prompts, got {type(prompts).__name__}')
         msgs, sig = [to_messages(p) for p in prompts], self.signature()
         keys = [[completion_key(sig, m, sampling, j) for j in range(sampling.n)] for m in msgs]
-        done = self.cache.get_many([k for ks in keys for k in ks]) if self.cache is not None else {}
+        done = self.cache.get_many([k for ks in keys for k in ks], f'{self.kind}:{self.model}') if self.cache is not None else {}
         jobs = {}
         for i, (m, ks) in enumerate(zip(msgs, keys)):
             for j, k in enumerate(ks):

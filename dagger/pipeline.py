@@ -2,34 +2,46 @@
 
 # %% ../nbs/lib_12_pipeline.ipynb #5493dacc
 from __future__ import annotations
-import argparse, ast, json, sys, time
+import argparse, ast, contextlib, fcntl, json, os, re, shutil, signal, sys, tempfile, threading, time
 from pathlib import Path
 import nbformat
-from .config import project_root, load_profile, Profile, ConfigError, atomic_write_text
+from .config import project_root, load_profile, Profile, ConfigError
+from .layout import STAGING_ENV, generated_root, promote
 
 # %% auto #0
-__all__ = ['SKIPPED_DEMO', 'has_parameters', 'stages', 'select', 'StageError', 'is_demo', 'without_demos', 'run_stage',
-           'reproduce', 'parse_overrides', 'main', 'notebook_markdown', 'write_readme', 'readme_main']
+__all__ = ['STAGE_RE', 'SKIPPED_DEMO', 'PAPERMILL_TAGS', 'STAGING_DIR', 'NOTEBOOK_RE', 'has_parameters', 'stage_number',
+           'stage_name', 'stages', 'select', 'StageError', 'is_demo', 'without_demos', 'source_cell', 'staging_dir',
+           'cache_reuse', 'run_stage', 'Interrupted', 'BusyError', 'interruptible', 'run_lock', 'leftovers',
+           'remove_leftovers', 'reproduce', 'parse_overrides', 'stage_list', 'main', 'notebook_markdown',
+           'write_readme', 'readme_main', 'notebook_facts', 'notebook_table']
 
 # %% ../nbs/lib_12_pipeline.ipynb #74dfe161
+STAGE_RE = re.compile(r'stage_(\d+)_(\w+)')
+
 def has_parameters(nb_path: str | Path) -> bool:
     "Does the notebook have a cell tagged `parameters` (i.e. is it a pipeline stage)?"
     nb = nbformat.read(str(nb_path), as_version=4)
     return any('parameters' in c.get('metadata', {}).get('tags', []) for c in nb.cells)
 
+def stage_number(nb: Path) -> int: return int(STAGE_RE.fullmatch(nb.stem)[1])
+def stage_name(nb: Path) -> str: return STAGE_RE.fullmatch(nb.stem)[2]
+
 def stages(nbs: str | Path | None = None) -> list[Path]:
-    "The pipeline stages: numbered notebooks with a `parameters` cell, in name order."
+    "The pipeline stages: `stage_N_name.ipynb` notebooks with a `parameters` cell, ordered by N."
     nbs = Path(nbs or project_root()/'nbs')
-    return [p for p in sorted(nbs.glob('[0-9]*.ipynb')) if has_parameters(p)]
+    found = [p for p in nbs.glob('stage_*.ipynb') if STAGE_RE.fullmatch(p.stem) and has_parameters(p)]
+    return sorted(found, key=lambda p: (stage_number(p), p.stem))
 
 # %% ../nbs/lib_12_pipeline.ipynb #b18554ba
+def _matches(nb: Path, o: str) -> bool:
+    return o in (nb.name, nb.stem, stage_name(nb)) or (o.isdigit() and int(o) == stage_number(nb))
+
 def select(all_stages: list[Path], only: list[str] | None) -> list[Path]:
-    "The stages matching any of `only` (a name, stem or number prefix); all of them if `only` is empty."
+    "The stages matching any of `only` (number, name, stem or file name); all of them if `only` is empty."
     if not only: return list(all_stages)
-    chosen = [p for p in all_stages if any(p.name == o or p.stem == o or p.stem.split('_')[0] == o for o in only)]
-    missing = [o for o in only if not any(p.name == o or p.stem == o or p.stem.split('_')[0] == o for p in chosen)]
+    missing = [o for o in only if not any(_matches(p, o) for p in all_stages)]
     if missing: raise ConfigError(f'no stage named {missing}; stages: {[p.stem for p in all_stages]}')
-    return chosen
+    return [p for p in all_stages if any(_matches(p, o) for o in only)]
 
 # %% ../nbs/lib_12_pipeline.ipynb #fabac056
 def _snapshot(dirs: list[Path]) -> dict:
@@ -37,26 +49,28 @@ def _snapshot(dirs: list[Path]) -> dict:
     for d in dirs:
         if d.exists():
             for p in d.rglob('*'):
-                if p.is_file() and not p.name.startswith('.'): st = p.stat(); snap[p] = (st.st_mtime_ns, st.st_size)
+                if p.is_file() and not any(s.startswith('.') for s in p.relative_to(d).parts):
+                    st = p.stat(); snap[p] = (st.st_mtime_ns, st.st_size)
     return snap
 
 def _written(before: dict, after: dict, root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p, s in after.items() if before.get(p) != s)
+    def rel(p):
+        try: return str(p.relative_to(root))
+        except ValueError: return str(p)
+    return sorted(rel(p) for p, s in after.items() if before.get(p) != s)
 
 # %% ../nbs/lib_12_pipeline.ipynb #0e869a77
 class StageError(RuntimeError):
     "A pipeline stage failed: carries the notebook, the cell (1-based, in the source notebook) and the error."
-    def __init__(self, notebook: str, cell, error: str):
-        self.notebook, self.cell, self.error = notebook, cell, error
-        super().__init__(f'{notebook} failed at cell {cell}: {error}')
-    def __reduce__(self): return StageError, (self.notebook, self.cell, self.error)
-
-def _source_cell(nb: Path, source: str):
-    "1-based number of the cell of `nb` whose source is `source` (papermill numbers cells of the executed copy)."
-    cells = nbformat.read(str(nb), as_version=4).cells
-    return next((i + 1 for i, c in enumerate(cells) if c.source == source), None)
+    def __init__(self, notebook: str, cell, error: str, cell_id: str | None = None):
+        self.notebook, self.cell, self.error, self.cell_id = notebook, cell, error, cell_id
+        where = f' at cell {cell}' + (f' (id {cell_id})' if cell_id else '') if cell else ''
+        super().__init__(f'{notebook} failed{where}: {error}')
+    def __reduce__(self): return StageError, (self.notebook, self.cell, self.error, self.cell_id)
 
 SKIPPED_DEMO = '# demo cell skipped by the pipeline (the stage below does the same at full size; dagger-reproduce --demos runs it)'
+PAPERMILL_TAGS = {'injected-parameters', 'papermill-error-cell-tag'}
+STAGING_DIR = '.staging'
 
 def is_demo(cell) -> bool:
     "Is `cell` a code cell marked `#| demo` (a directive line at its top)?"
@@ -74,27 +88,142 @@ def without_demos(nb: Path, dest: Path) -> int:
     nbformat.write(book, str(dest))
     return len(demos)
 
+def source_cell(executed: Path, index: int) -> tuple[int, str | None]:
+    "1-based number and id, in the source notebook, of cell `index` of papermill's executed copy (without error banners)."
+    ran = [c for c in nbformat.read(str(executed), as_version=4).cells if 'papermill-error-cell-tag' not in c.metadata.get('tags', [])]
+    own = [c for c in ran if not PAPERMILL_TAGS & set(c.metadata.get('tags', []))]
+    return own.index(ran[index]) + 1, ran[index].get('id')
+
+def staging_dir(cfg: Profile, nb: Path) -> Path: return cfg.results/STAGING_DIR/nb.stem
+
+# %% ../nbs/lib_12_pipeline.ipynb #027982dd
+@contextlib.contextmanager
+def _environ(name: str, value: str):
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try: yield
+    finally:
+        if old is None: os.environ.pop(name, None)
+        else: os.environ[name] = old
+
+@contextlib.contextmanager
+def _ipc_kernel():
+    "papermill `config` for a kernel on IPC sockets in a private folder (short: socket paths are limited to ~100 bytes)."
+    from traitlets.config import Config
+    d = tempfile.mkdtemp(prefix='dagger-kernel-')
+    try: yield Config({'KernelManager': {'transport': 'ipc', 'ip': f'{d}/k'}})
+    finally: shutil.rmtree(d, ignore_errors=True)
+
+@contextlib.contextmanager
+def _signals_held():
+    "Hold SIGINT/SIGTERM until the block is done (promotion is not cut in half)."
+    sigs = {signal.SIGINT, signal.SIGTERM}
+    if threading.current_thread() is not threading.main_thread(): yield; return
+    signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    try: yield
+    finally: signal.pthread_sigmask(signal.SIG_UNBLOCK, sigs)
+
+def cache_reuse(stage: Path) -> dict:
+    "Completions found cached and asked for, per backend, by the stage's processes (from the staging folder)."
+    total = {}
+    for f in sorted(stage.glob('cache-usage-*.json')):
+        for backend, n in json.loads(f.read_text()).items():
+            t = total.setdefault(backend, dict(hits=0, misses=0)); t['hits'] += n['hits']; t['misses'] += n['misses']
+    return total
+
+def _reuse_text(reuse: dict) -> str:
+    return '; '.join(f"{b} {n['hits']}/{n['hits'] + n['misses']}" for b, n in reuse.items())
+
+# %% ../nbs/lib_12_pipeline.ipynb #b28d602b
+def _kill_kernels():
+    "Stop the kernels this process started (papermill's, on interruption; they run in their own session)."
+    import psutil
+    kids = psutil.Process().children(recursive=True)
+    for k in kids: k.terminate()
+    _, alive = psutil.wait_procs(kids, timeout=5)
+    for k in alive: k.kill()
+
 def run_stage(nb: Path, cfg: Profile, overrides: dict, out_dir: Path, kernel: str = 'python3', demos: bool = False) -> dict:
-    "Execute stage `nb` with papermill under profile `cfg` (its `#| demo` cells only if `demos`); return its status, seconds and files written."
+    "Execute stage `nb` with papermill under profile `cfg`, staged; promote its outputs on success; return its table row."
     import papermill as pm
-    root = project_root()
-    watch = [cfg.results, cfg.figures, cfg.data]
-    before, t0 = _snapshot(watch), time.time()
-    out, src = out_dir/nb.name, out_dir/f'.{nb.stem}.input.ipynb'
+    from nbclient.exceptions import DeadKernelError
+    root, stage = project_root(), staging_dir(cfg, nb)
+    src, tmp, failed = out_dir/f'.{nb.stem}.input.ipynb', out_dir/f'.{nb.stem}.tmp.ipynb', out_dir/f'{nb.stem}.failed.ipynb'
+    watch = [cfg.results, generated_root(cfg), cfg.figures, cfg.data]
+    shutil.rmtree(stage, ignore_errors=True); stage.mkdir(parents=True)
+    before, t0, done = _snapshot(watch), time.time(), False
     skipped = 0 if demos else without_demos(nb, src)
     try:
-        pm.execute_notebook(str(src if skipped else nb), str(out), parameters=dict(profile=cfg.name, overrides=overrides),
-                            kernel_name=kernel, cwd=str(nb.parent), progress_bar=False, log_output=False)
+        with _environ(STAGING_ENV, str(stage)), _ipc_kernel() as config:
+            pm.execute_notebook(str(src if skipped else nb), str(tmp), parameters=dict(profile=cfg.name, overrides=overrides),
+                                kernel_name=kernel, cwd=str(nb.parent), progress_bar=False, log_output=False, config=config)
+        reuse = cache_reuse(stage)
+        with _signals_held():
+            promote(stage, cfg); os.replace(tmp, out_dir/nb.name); failed.unlink(missing_ok=True); done = True
     except pm.PapermillExecutionError as e:
-        raise StageError(nb.name, _source_cell(nb, e.source), f'{e.ename}: {e.evalue}') from None
-    finally: src.unlink(missing_ok=True)
+        cell, cell_id = source_cell(tmp, e.cell_index)
+        os.replace(tmp, failed)
+        raise StageError(nb.name, cell, f'{e.ename}: {e.evalue}', cell_id) from None
+    except DeadKernelError as e:
+        if tmp.exists(): os.replace(tmp, failed)
+        raise StageError(nb.name, None, f'the kernel died ({e}); out of memory?') from None
+    except KeyboardInterrupt:
+        _kill_kernels(); raise
+    finally:
+        src.unlink(missing_ok=True); tmp.unlink(missing_ok=True)
+        if not done: shutil.rmtree(stage, ignore_errors=True)
     return dict(notebook=nb.name, status='ok', seconds=round(time.time() - t0, 1), demos_skipped=skipped,
-                files=_written(before, _snapshot(watch), root))
+                cache=_reuse_text(reuse), files=_written(before, _snapshot(watch), root))
+
+# %% ../nbs/lib_12_pipeline.ipynb #8abfc798
+class Interrupted(KeyboardInterrupt):
+    "dagger-reproduce received SIGTERM or SIGINT."
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(signal.Signals(signum).name)
+
+class BusyError(RuntimeError):
+    "Another dagger-reproduce is running for the same profile."
+
+@contextlib.contextmanager
+def interruptible():
+    "Raise `Interrupted` on SIGTERM/SIGINT (once: a second signal during the cleanup is ignored)."
+    sigs = (signal.SIGINT, signal.SIGTERM)
+    if threading.current_thread() is not threading.main_thread(): yield; return
+    def stop(signum, frame):
+        for s in sigs: signal.signal(s, signal.SIG_IGN)
+        raise Interrupted(signum)
+    old = {s: signal.signal(s, stop) for s in sigs}
+    try: yield
+    finally:
+        for s, h in old.items(): signal.signal(s, h)
+
+@contextlib.contextmanager
+def run_lock(out_dir: Path):
+    "Hold `out_dir/.lock` for the run, or raise `BusyError`."
+    with open(out_dir/'.lock', 'w') as f:
+        try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError: raise BusyError(f'another dagger-reproduce is running with {out_dir} (lock {out_dir/".lock"})') from None
+        yield
+
+def leftovers(cfg: Profile, out_dir: Path) -> list[Path]:
+    "What an interrupted or killed run left: staging folders and temporary notebooks."
+    stage_root = cfg.results/STAGING_DIR
+    return [*(sorted(stage_root.iterdir()) if stage_root.is_dir() else []),
+            *sorted(out_dir.glob('.*.tmp.ipynb')), *sorted(out_dir.glob('.*.input.ipynb'))]
+
+def remove_leftovers(cfg: Profile, out_dir: Path) -> list[Path]:
+    "Delete `leftovers`; return what was deleted."
+    found = leftovers(cfg, out_dir)
+    for p in found:
+        if p.is_dir(): shutil.rmtree(p)
+        else: p.unlink()
+    return found
 
 # %% ../nbs/lib_12_pipeline.ipynb #908276e9
 def reproduce(profile: str = 'cpu', only: list[str] | None = None, overrides: dict | None = None,
               out: str | Path | None = None, kernel: str = 'python3', demos: bool = False):
-    "Run the pipeline stages for `profile` (demo cells too if `demos`); return a DataFrame of notebook, status, seconds, demo cells skipped and files written."
+    "Run the pipeline stages for `profile` (demo cells too if `demos`); return a DataFrame of notebook, status, seconds, demo cells skipped, cache reuse and files written."
     import pandas as pd
     from tqdm.auto import tqdm
     overrides = dict(overrides or {})
@@ -102,14 +231,19 @@ def reproduce(profile: str = 'cpu', only: list[str] | None = None, overrides: di
     todo = select(stages(), only)
     out_dir = Path(out or project_root()/'runs'/profile); out_dir.mkdir(parents=True, exist_ok=True)
     rows, error = [], None
-    bar = tqdm(todo, desc=f'reproduce [{profile}]', unit='nb')
-    for nb in bar:
-        bar.set_postfix_str(nb.stem)
-        if error: rows.append(dict(notebook=nb.name, status='not run', seconds=0.0, files=[])); continue
-        try: rows.append(run_stage(nb, cfg, overrides, out_dir, kernel, demos))
-        except StageError as e:
-            error = e; rows.append(dict(notebook=nb.name, status=f'FAILED (cell {e.cell})', seconds=None, files=[]))
-    table = pd.DataFrame(rows, columns=['notebook', 'status', 'seconds', 'demos_skipped', 'files'])
+    with run_lock(out_dir), interruptible():
+        if gone := remove_leftovers(cfg, out_dir):
+            print(f'removed what an interrupted run left: {", ".join(map(str, gone))}', file=sys.stderr)
+        bar = tqdm(todo, desc=f'reproduce [{profile}]', unit='nb')
+        for nb in bar:
+            bar.set_postfix_str(nb.stem)
+            if error: rows.append(dict(notebook=nb.name, status='not run', seconds=0.0, files=[])); continue
+            try: rows.append(run_stage(nb, cfg, overrides, out_dir, kernel, demos))
+            except StageError as e:
+                error = e; rows.append(dict(notebook=nb.name, status=f'FAILED (cell {e.cell})', seconds=None, files=[]))
+            except Interrupted as e:
+                e.notebook = nb.name; raise
+    table = pd.DataFrame(rows, columns=['notebook', 'status', 'seconds', 'demos_skipped', 'cache', 'files'])
     table.attrs['error'] = error
     return table
 
@@ -127,23 +261,31 @@ def parse_overrides(pairs: list[str] | None) -> dict:
 def _fmt_table(table) -> str:
     t = table.copy()
     t['files'] = t['files'].map(lambda fs: f'{len(fs)}: ' + ', '.join(fs[:4]) + (' …' if len(fs) > 4 else '') if fs else '')
-    return t.to_string(index=False)
+    return t.to_string(index=False, na_rep='')
+
+def stage_list(nbs: str | Path | None = None) -> str:
+    "The stages, one a line: number, name, file."
+    return '\n'.join(f'{stage_number(p):>3}  {stage_name(p):<14} {p.name}' for p in stages(nbs))
 
 def main(argv: list[str] | None = None) -> int:
     "Command line: run the pipeline notebooks with papermill."
     ap = argparse.ArgumentParser(prog='dagger-reproduce', description='Run the dagger pipeline notebooks headlessly.')
     ap.add_argument('--profile', default='cpu', help='profile in settings.ini (default: cpu)')
-    ap.add_argument('--only', nargs='*', help='stages to run, by name or number (default: all)')
+    ap.add_argument('--only', nargs='*', help='stages to run, by number (3), name (teacher) or stem (stage_3_teacher); default: all')
     ap.add_argument('--out', help='folder for executed notebooks (default: runs/<profile>)')
     ap.add_argument('--set', nargs='*', dest='overrides', metavar='KEY=VALUE', help='override profile settings')
     ap.add_argument('--demos', action='store_true', help="also run the notebooks' `#| demo` cells (skipped by default)")
     ap.add_argument('--list', action='store_true', help='list the stages and exit')
     a = ap.parse_args(argv)
-    if a.list:
-        print('\n'.join(p.name for p in stages())); return 0
+    if a.list: print(stage_list()); return 0
     try: table = reproduce(a.profile, a.only, parse_overrides(a.overrides), a.out, demos=a.demos)
-    except ConfigError as e:
+    except (ConfigError, BusyError) as e:
         print(f'error: {e}', file=sys.stderr); return 2
+    except Interrupted as e:
+        print(f'interrupted by {e}: {getattr(e, "notebook", "before the first stage")} stopped, its staged outputs and '
+              'temporary notebook removed, earlier outputs untouched; rerun to resume (LLM calls come from the cache)',
+              file=sys.stderr)
+        return 128 + e.signum
     print(_fmt_table(table))
     if table.attrs['error']:
         print(f'\nerror: {table.attrs["error"]}', file=sys.stderr); return 1
@@ -166,6 +308,7 @@ def notebook_markdown(nb_path: str | Path) -> str:
 
 def write_readme(nb: str | Path | None = None, out: str | Path | None = None) -> Path:
     "Write README.md at the repository root from `nbs/index.ipynb`."
+    from dagger.config import atomic_write_text
     root = project_root()
     md = '<!-- generated from nbs/index.ipynb by `make readme`: edit the notebook, not this file -->\n\n'
     return atomic_write_text(out or root/'README.md', md + notebook_markdown(nb or root/'nbs'/'index.ipynb'))
@@ -173,3 +316,29 @@ def write_readme(nb: str | Path | None = None, out: str | Path | None = None) ->
 def readme_main() -> int:
     "Command line: regenerate README.md."
     print(write_readme()); return 0
+
+# %% ../nbs/lib_12_pipeline.ipynb #2dd4f913
+NOTEBOOK_RE = re.compile(r'(stage|lib)_(\d+)_\w+')
+
+def notebook_facts(nb_path: str | Path) -> dict:
+    "Kind, number, module and one-line summary of a `stage_N_*` or `lib_NN_*` notebook."
+    nb_path = Path(nb_path)
+    kind, num = NOTEBOOK_RE.fullmatch(nb_path.stem).groups()
+    cells = nbformat.read(str(nb_path), as_version=4).cells
+    exp = next((m[1] for c in cells if c.cell_type == 'code' and (m := re.search(r'^#\|\s*default_exp\s+(\S+)', c.source, re.M))), None)
+    summary = next((c.source.strip().splitlines()[0][1:].strip() for c in cells[:4]
+                    if c.cell_type == 'markdown' and c.source.lstrip().startswith('>')), '')
+    return dict(notebook=nb_path.name, kind='stage' if kind == 'stage' else 'library', number=int(num),
+                module=f'dagger.{exp}' if exp else '', summary=summary)
+
+def _code(s: str) -> str: return f'`{s}`' if s else ''
+def _cell(s: str) -> str: return s.replace('|', '\\|')
+
+def notebook_table(nbs: str | Path | None = None) -> str:
+    "A markdown table of the stages and library notebooks in `nbs/`: kind, number, notebook, module, summary."
+    nbs = Path(nbs or project_root()/'nbs')
+    libs = [p for p in nbs.glob('lib_*.ipynb') if NOTEBOOK_RE.fullmatch(p.stem)]
+    facts = [notebook_facts(p) for p in stages(nbs) + libs]
+    facts.sort(key=lambda f: (f['kind'] != 'stage', f['number'], f['notebook']))
+    rows = [f"| {f['kind']} | {f['number']} | `{f['notebook']}` | {_code(f['module'])} | {_cell(f['summary'])} |" for f in facts]
+    return '\n'.join(['| kind | # | notebook | module | summary |', '|---|---|---|---|---|', *rows]) + '\n'

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from dagger.llm import (Backend, BackendError, Completion, CompletionCache, OpenAIBackend, PromptError, Sampling,
-                        TransformersBackend, VLLMBackend, _GumbelSampler, backend_from_profile, get_backend)
+from dagger.llm import (Backend, BackendError, CacheError, Completion, CompletionCache, OpenAIBackend, PromptError, Sampling,
+                        TransformersBackend, VLLMBackend, _GumbelSampler, backend_from_profile, cache_usage, get_backend)
 
 HERE = Path(__file__).resolve()
 SAMPLED = Sampling(n=2, max_new_tokens=64, temperature=0.7, seed=5)
@@ -102,6 +102,56 @@ def test_cache_concurrent_writers(tmp_path):
     out = be.generate(prompts(0, 90), SAMPLED)
     assert be.computed == [] and be.cache.stats()['hits'] == 180
     assert [[c.text for c in cs] for cs in out] == [[c.text for c in cs] for cs in EchoBackend().generate(prompts(0, 90), SAMPLED)]
+
+
+def _filled(path, n=300):
+    cache = CompletionCache(path)
+    for i in range(n): cache.put(f'k{i}', Completion('x' * 200, 3, 'stop'))
+    cache._conn.close()
+    return path
+
+def _set_aside(path, match):
+    "Open the damaged cache at `path`: a CacheError naming it and its moved-aside copy, and the next open starts empty."
+    size = path.stat().st_size
+    with pytest.raises(CacheError, match=match) as e: CompletionCache(path)
+    [aside] = path.parent.glob(f'{path.name}.corrupt-*')
+    msg = str(e.value)
+    assert str(path) in msg and str(aside) in msg and 'DAGGER_CACHE' in msg and 'restore a backup' in msg
+    assert aside.stat().st_size == size                            # the damaged copy is kept whole
+    assert len(CompletionCache(path)) == 0 and path.stat().st_size > 0
+
+def test_truncated_cache_is_moved_aside_not_emptied(tmp_path):
+    path = _filled(tmp_path/'completions.sqlite')
+    path.write_bytes(b'')
+    _set_aside(path, r'completions.sqlite is damaged \(it is 0 bytes long: truncated\)')
+
+def test_a_file_that_is_not_sqlite_is_moved_aside(tmp_path):
+    (tmp_path/'c.sqlite').write_bytes(b'{"not": "a database"}\n' * 50)
+    _set_aside(tmp_path/'c.sqlite', 'sqlite header')
+
+def test_damaged_pages_are_found_on_open(tmp_path):
+    path = _filled(tmp_path/'c.sqlite')
+    data = bytearray(path.read_bytes()); data[3*4096:3*4096 + 64] = b'\xab' * 64
+    path.write_bytes(bytes(data))
+    _set_aside(path, 'malformed')
+
+def test_damage_found_mid_run_names_the_file(tmp_path):
+    path = _filled(tmp_path/'c.sqlite')
+    cache = CompletionCache(path)
+    data = bytearray(path.read_bytes()); data[3*4096:3*4096 + 64] = b'\xab' * 64
+    cache._conn.close(); path.write_bytes(bytes(data)); cache._conn = None
+    with pytest.raises(CacheError, match=f'{path} is damaged .*Delete it or move it aside'):
+        cache.get_many([f'k{i}' for i in range(300)])
+    assert path.exists() and not list(tmp_path.glob('*.corrupt-*'))
+
+def test_hits_and_misses_per_backend_reach_the_staging_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv('DAGGER_STAGING', str(tmp_path/'stage'))
+    cache = CompletionCache(tmp_path/'c.sqlite')
+    a, b = EchoBackend('a', cache=cache), EchoBackend('b', cache=cache)
+    a.generate(prompts(0, 3)); a.generate(prompts(0, 4)); b.generate(prompts(0, 2))
+    assert cache.by_backend == {'echo:a': dict(hits=3, misses=4), 'echo:b': dict(hits=0, misses=2)}
+    saved = json.loads((tmp_path/'stage'/f'cache-usage-{os.getpid()}.json').read_text())
+    assert saved == cache_usage() and saved['echo:a']['hits'] >= 3
 
 
 def test_gumbel_sampler_draws_from_the_filtered_softmax():

@@ -1,7 +1,7 @@
 "Integration tests of the papermill runner on a throwaway project (real papermill, real kernel)."
-import json, os, subprocess, sys
+import json, os, signal, subprocess, sys, time
 from pathlib import Path
-import nbformat, pytest
+import nbformat, psutil, pytest
 from nbformat.v4 import new_notebook, new_code_cell, new_markdown_cell
 from dagger import pipeline
 from dagger.config import ConfigError, load_profile
@@ -16,66 +16,159 @@ def _nb(path, cells):
 def _params():
     return new_code_cell("profile = 'cpu'\noverrides = {}", metadata={"tags": ["parameters"]})
 
+WRITER = """from dagger.config import load_profile, write_json
+from dagger import layout
+cfg = load_profile(profile, **overrides)
+write_json(layout.output(cfg, 'eval')/'out.json', dict(n_eval=cfg.eval.sample_n, cwd=__import__('os').getcwd()))
+(layout.figures_output(cfg)/'fig_cpu.txt').write_text(f'n_eval={cfg.eval.sample_n}')
+assert cfg.eval.sample_n != 99, 'n_eval 99 fails after writing'"""
+TWICE = "n += 1\nassert n < 2, 'boom'"      # the same source twice: only the second one fails
+SLOW = """import os, time
+from dagger.config import load_profile
+from dagger import layout
+(layout.output(load_profile(profile), 'eval')/'part.txt').write_text(str(os.getpid()))
+time.sleep(120)"""
+CACHED = """from dagger.llm import CompletionCache, Completion
+import os
+c = CompletionCache(os.environ['DAGGER_CACHE'] + '/c.sqlite')
+c.get_many(['a', 'b'], 'echo:m')
+c.put('a', Completion('x', 1, 'stop'))"""
+
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     (tmp_path/'nbs').mkdir()
     (tmp_path/'pyproject.toml').write_text('[project]\nname = "x"\n')
     (tmp_path/'settings.ini').write_text((ROOT/'settings.ini').read_text())
-    writer = ("from dagger.config import load_profile, write_json\n"
-              "cfg = load_profile(profile, **overrides)\n"
-              "write_json(cfg.results/'out.json', dict(n_eval=cfg.eval.sample_n, cwd=__import__('os').getcwd()))")
-    _nb(tmp_path/'nbs'/'00_write.ipynb', [new_markdown_cell('# Write'), _params(), new_code_cell(writer)])
-    _nb(tmp_path/'nbs'/'01_fail.ipynb', [_params(), new_code_cell('x = 1'), new_code_cell("raise ValueError('boom')")])
-    _nb(tmp_path/'nbs'/'02_after.ipynb', [_params(), new_code_cell('#| demo\nraise ValueError("demo ran")'), new_code_cell('pass')])
-    _nb(tmp_path/'nbs'/'03_library.ipynb', [new_code_cell('pass')])   # no parameters cell: not a stage
-    _nb(tmp_path/'nbs'/'helpers.ipynb', [_params()])                 # not numbered: not a stage
+    nbs = tmp_path/'nbs'
+    _nb(nbs/'stage_0_write.ipynb', [new_markdown_cell('# Write'), _params(), new_code_cell(WRITER)])
+    _nb(nbs/'stage_1_fail.ipynb', [_params(), new_code_cell('n = 0'), new_code_cell(TWICE), new_code_cell('#| demo\nx = 1'),
+                                   new_code_cell('#| demo\ny = 2'), new_code_cell(TWICE)])
+    _nb(nbs/'stage_2_after.ipynb', [_params(), new_code_cell('#| demo\nraise ValueError("demo ran")'), new_code_cell('pass')])
+    _nb(nbs/'stage_10_cached.ipynb', [_params(), new_code_cell(CACHED)])
+    _nb(nbs/'stage_11_slow.ipynb', [_params(), new_code_cell(SLOW)])
+    _nb(nbs/'lib_03_library.ipynb', [new_code_cell('#| default_exp library'), new_markdown_cell('# Library'),
+                                     new_markdown_cell('> A library | notebook.\n\nMore text.')])
+    _nb(nbs/'stage_4_library.ipynb', [new_code_cell('pass')])   # no parameters cell: not a stage
+    _nb(nbs/'helpers.ipynb', [_params()])                      # not stage_N_name: not a stage
     monkeypatch.setenv('DAGGER_ROOT', str(tmp_path))
+    monkeypatch.setenv('DAGGER_CACHE', str(tmp_path/'cache'))
     return tmp_path
 
+def _no_leftovers(project):
+    staging = project/'results'/'cpu'/'.staging'
+    assert not (staging.exists() and list(staging.iterdir())), list(staging.iterdir())
+    assert not list((project/'runs'/'cpu').glob('.*.ipynb'))
+
 def test_stages_are_numbered_notebooks_with_parameters(project):
-    assert [p.name for p in pipeline.stages()] == ['00_write.ipynb', '01_fail.ipynb', '02_after.ipynb']
+    assert [p.name for p in pipeline.stages()] == ['stage_0_write.ipynb', 'stage_1_fail.ipynb', 'stage_2_after.ipynb',
+                                                   'stage_10_cached.ipynb', 'stage_11_slow.ipynb']
+    all_ = pipeline.stages()
+    assert pipeline.select(all_, ['1']) == pipeline.select(all_, ['fail']) == pipeline.select(all_, ['stage_1_fail']) == [all_[1]]
+    with pytest.raises(ConfigError, match='no stage'): pipeline.select(all_, ['library'])
 
 def test_reproduce_passes_profile_and_overrides_and_reports_files(project):
-    table = pipeline.reproduce('cpu', only=['00'], overrides={'n_eval': 3})
+    table = pipeline.reproduce('cpu', only=['0'], overrides={'n_eval': 3})
     assert table.attrs['error'] is None
     row = table.iloc[0]
-    assert (row.notebook, row.status) == ('00_write.ipynb', 'ok')
-    assert row.files == ['results/cpu/out.json']
-    out = json.loads((project/'results'/'cpu'/'out.json').read_text())
+    assert (row.notebook, row.status) == ('stage_0_write.ipynb', 'ok')
+    assert row.files == ['figures/fig_cpu.txt', 'results/cpu/eval/out.json']
+    out = json.loads((project/'results'/'cpu'/'eval'/'out.json').read_text())
     assert out['n_eval'] == 3 and Path(out['cwd']) == project/'nbs'
-    executed = nbformat.read(str(project/'runs'/'cpu'/'00_write.ipynb'), as_version=4)
+    executed = nbformat.read(str(project/'runs'/'cpu'/'stage_0_write.ipynb'), as_version=4)
     assert any('injected-parameters' in c.metadata.get('tags', []) for c in executed.cells)
-    # the source notebook is never rewritten
-    src = nbformat.read(str(project/'nbs'/'00_write.ipynb'), as_version=4)
+    src = nbformat.read(str(project/'nbs'/'stage_0_write.ipynb'), as_version=4)   # the source notebook is never rewritten
     assert not any(c.get('outputs') for c in src.cells if c.cell_type == 'code')
+    _no_leftovers(project)
 
-def test_reproduce_stops_at_first_failure_with_cell_and_error(project):
-    table = pipeline.reproduce('cpu')
+def test_failure_is_reported_at_the_source_cell(project):
+    table = pipeline.reproduce('cpu', only=['0', '1', '2'])
     err = table.attrs['error']
-    assert isinstance(err, pipeline.StageError) and err.notebook == '01_fail.ipynb'
-    assert 'ValueError: boom' in err.error and err.cell == 3
-    assert list(table.status) == ['ok', 'FAILED (cell 3)', 'not run']
+    assert isinstance(err, pipeline.StageError) and err.notebook == 'stage_1_fail.ipynb'
+    assert 'AssertionError: boom' in err.error and err.cell == 6      # after two demo cells; not cell 3, whose source is the same
+    src = nbformat.read(str(project/'nbs'/'stage_1_fail.ipynb'), as_version=4)
+    assert err.cell_id == src.cells[5].id and f'cell 6 (id {err.cell_id})' in str(err)
+    assert list(table.status) == ['ok', 'FAILED (cell 6)', 'not run']
+    assert (project/'runs'/'cpu'/'stage_1_fail.failed.ipynb').exists() and not (project/'runs'/'cpu'/'stage_1_fail.ipynb').exists()
+    _no_leftovers(project)
+
+def test_a_failing_stage_leaves_previous_outputs_untouched(project):
+    assert pipeline.reproduce('cpu', only=['write'], overrides={'n_eval': 3}).attrs['error'] is None
+    results, figure = project/'results'/'cpu'/'eval'/'out.json', project/'figures'/'fig_cpu.txt'
+    good_nb = (project/'runs'/'cpu'/'stage_0_write.ipynb').read_text()
+    before = (results.read_text(), figure.read_text())
+    table = pipeline.reproduce('cpu', only=['write'], overrides={'n_eval': 99})     # writes new outputs, then fails
+    assert 'n_eval 99 fails' in table.attrs['error'].error and table.attrs['error'].cell == 3
+    assert (results.read_text(), figure.read_text()) == before and json.loads(before[0])['n_eval'] == 3
+    assert (project/'runs'/'cpu'/'stage_0_write.ipynb').read_text() == good_nb            # the last good notebook stays
+    assert 'n_eval 99 fails' in (project/'runs'/'cpu'/'stage_0_write.failed.ipynb').read_text()
+    _no_leftovers(project)
+    assert pipeline.reproduce('cpu', only=['write']).attrs['error'] is None               # success clears the failed copy
+    assert not (project/'runs'/'cpu'/'stage_0_write.failed.ipynb').exists()
 
 def test_demo_cells_are_skipped_unless_asked(project):
-    table = pipeline.reproduce('cpu', only=['02'])
+    table = pipeline.reproduce('cpu', only=['2'])
     assert table.attrs['error'] is None and list(table.demos_skipped) == [1]
-    executed = nbformat.read(str(project/'runs'/'cpu'/'02_after.ipynb'), as_version=4)
+    executed = nbformat.read(str(project/'runs'/'cpu'/'stage_2_after.ipynb'), as_version=4)
     assert pipeline.SKIPPED_DEMO in [c.source for c in executed.cells]
-    assert not list((project/'runs'/'cpu').glob('.*.ipynb'))                  # the edited copy is removed
-    src = nbformat.read(str(project/'nbs'/'02_after.ipynb'), as_version=4)
+    _no_leftovers(project)
+    src = nbformat.read(str(project/'nbs'/'stage_2_after.ipynb'), as_version=4)
     assert pipeline.SKIPPED_DEMO not in [c.source for c in src.cells]         # the source notebook is never rewritten
-    table = pipeline.reproduce('cpu', only=['02'], demos=True)
+    table = pipeline.reproduce('cpu', only=['2'], demos=True)
     err = table.attrs['error']
     assert isinstance(err, pipeline.StageError) and 'demo ran' in err.error and err.cell == 2
 
-def test_cli_exit_codes(project, capsys):
+def test_cache_reuse_is_reported_per_stage(project):
+    assert list(pipeline.reproduce('cpu', only=['cached']).cache) == ['echo:m 0/2']
+    assert list(pipeline.reproduce('cpu', only=['cached']).cache) == ['echo:m 1/2']
+
+def test_leftovers_of_a_killed_run_are_removed(project, capsys):
+    stage = project/'results'/'cpu'/'.staging'/'stage_0_write'
+    (stage/'results'/'eval').mkdir(parents=True); (stage/'results'/'eval'/'out.json').write_text('half')
+    (project/'runs'/'cpu').mkdir(parents=True); (project/'runs'/'cpu'/'.stage_0_write.tmp.ipynb').write_text('{}')
+    assert pipeline.reproduce('cpu', only=['2']).attrs['error'] is None
+    assert 'removed what an interrupted run left' in capsys.readouterr().err
+    assert not stage.exists() and not (project/'results'/'cpu'/'eval').exists()
+    _no_leftovers(project)
+
+def test_sigterm_mid_stage_leaves_nothing_half_written(project):
+    code = 'import sys; from dagger.pipeline import main; sys.exit(main(sys.argv[1:]))'
+    env = os.environ | {'PYTHONPATH': str(ROOT)}
+    p = subprocess.Popen([sys.executable, '-c', code, '--only', 'slow'], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    part = project/'results'/'cpu'/'.staging'/'stage_11_slow'/'results'/'eval'/'part.txt'
+    deadline = time.time() + 90
+    while time.time() < deadline and not (part.exists() and part.read_text()): time.sleep(0.1)
+    assert part.exists(), p.communicate(timeout=30)
+    kernel = int(part.read_text())
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 128 + signal.SIGTERM, err
+    assert 'interrupted by SIGTERM: stage_11_slow.ipynb stopped' in err and 'without encryption' not in err
+    assert not psutil.pid_exists(kernel) or psutil.Process(kernel).status() == psutil.STATUS_ZOMBIE
+    assert not (project/'results'/'cpu'/'eval').exists() and not list((project/'runs'/'cpu').glob('*.ipynb'))
+    _no_leftovers(project)
+
+def test_cli_exit_codes_and_list(project, capfd):
     assert pipeline.main(['--list']) == 0
-    assert '01_fail.ipynb' in capsys.readouterr().out
-    assert pipeline.main(['--only', '00', '--set', 'n_eval=2']) == 0
-    assert pipeline.main(['--only', '01']) == 1
-    assert 'boom' in capsys.readouterr().err
+    listed = capfd.readouterr().out.splitlines()
+    assert listed[1].split() == ['1', 'fail', 'stage_1_fail.ipynb'] and len(listed) == 5
+    assert pipeline.main(['--only', '0', '--set', 'n_eval=2']) == 0
+    assert 'without encryption' not in capfd.readouterr().err         # the kernel talks over IPC
+    assert pipeline.main(['--only', '1']) == 1
+    assert 'boom' in capfd.readouterr().err
     assert pipeline.main(['--only', '42']) == 2
     assert pipeline.main(['--profile', 'nope']) == 2
+
+def test_notebook_table(project):
+    table = pipeline.notebook_table().splitlines()
+    assert table[:2] == ['| kind | # | notebook | module | summary |', '|---|---|---|---|---|']
+    assert table[-1] == r'| library | 3 | `lib_03_library.ipynb` | `dagger.library` | A library \| notebook. |'
+    assert table[2].startswith('| stage | 0 | `stage_0_write.ipynb` |  |') and len(table) == 2 + 6      # five stages, one library notebook
+
+def test_write_readme(tmp_path):
+    nb = tmp_path/'index.ipynb'
+    _nb(nb, [new_markdown_cell('# dagger'), new_code_cell('#| hide\nx = 1'), new_code_cell('print(1)')])
+    text = pipeline.write_readme(nb, tmp_path/'README.md').read_text()
+    assert '# dagger' in text and '```python\nprint(1)\n```' in text and 'x = 1' not in text
 
 def test_unknown_override_is_an_error():
     with pytest.raises(ConfigError, match='unknown setting'): load_profile('cpu', n_evl=1)

@@ -1,0 +1,32 @@
+"Reading the files stages hand over: a malformed line names the file and the line."
+import pickle
+import pytest
+from dagger.config import DataFileError, read_json, read_jsonl, write_jsonl
+
+def test_truncated_jsonl_names_file_and_line(tmp_path):
+    p = tmp_path/'records.jsonl'
+    p.write_text('{"id": 1}\n{"id": 2}\n{"id": 3, "answer": "4')
+    with pytest.raises(DataFileError) as e: read_jsonl(p)
+    assert (e.value.path, e.value.line) == (str(p), 3)
+    assert str(e.value).startswith(f'{p}, line 3: not valid JSON') and 'truncated' in str(e.value)
+
+def test_malformed_middle_line_is_not_called_truncated(tmp_path):
+    p = tmp_path/'records.jsonl'
+    p.write_text('{"id": 1}\n{"id": 2,,}\n{"id": 3}\n')
+    with pytest.raises(DataFileError, match=r'records.jsonl, line 2: not valid JSON') as e: read_jsonl(p)
+    assert 'truncated' not in str(e.value)
+    assert isinstance(e.value, ValueError)
+    assert pickle.loads(pickle.dumps(e.value)).line == 2       # survives a worker process
+
+def test_blank_lines_are_skipped_and_counted(tmp_path):
+    p = tmp_path/'records.jsonl'
+    p.write_text('\n{"id": 1}\n   \n{"id": 2}\nnope\n')
+    with pytest.raises(DataFileError, match='line 5'): read_jsonl(p)
+    p.write_text('\n{"id": 1}\n   \n{"id": 2}\n\n')
+    assert read_jsonl(p) == [{'id': 1}, {'id': 2}]
+
+def test_round_trip_and_bad_json(tmp_path):
+    rows = [{'q': 'মিনার ৫টি কলম'}, {'q': 'x'}]
+    assert read_jsonl(write_jsonl(tmp_path/'a.jsonl', rows)) == rows
+    (tmp_path/'s.json').write_text('{\n  "a": 1,\n  "b": \n')
+    with pytest.raises(DataFileError, match=r's.json, line 4'): read_json(tmp_path/'s.json')
