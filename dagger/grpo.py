@@ -36,31 +36,25 @@ def completion_text(completion) -> str:
 
 # %% ../nbs/stage_5_grpo.ipynb #3c2b3c03
 COMPONENTS = ('format', 'execution', 'accuracy')
-_ZERO = dict(format=0.0, execution=0.0, accuracy=0.0, total=0.0)
-
 def reward_table(completions, solution=None) -> list[dict]:
-    "The reward parts of each completion against its gold `solution` (a list, or one value for all); never raises."
+    """The reward parts of each completion against its gold `solution` (one per completion, or one for all).
+    A completion that is no valid graph scores 0; a gold that is missing or not a number is a data error (ValueError)."""
     completions = completions if isinstance(completions, (list, tuple)) else []
     golds = list(solution) if isinstance(solution, (list, tuple)) else [solution] * len(completions)
-    out = []
-    for i, c in enumerate(completions):
-        try: out.append(G.reward_parts(completion_text(c), golds[i] if i < len(golds) else None))
-        except Exception: out.append(dict(_ZERO))
-    return out
+    if len(golds) != len(completions): raise ValueError(f'{len(completions)} completions but {len(golds)} gold solutions')
+    return [G.reward_parts(completion_text(c), g) for c, g in zip(completions, golds)]
 
 def graph_size(text: str) -> tuple[int, int] | None:
     "(nodes, |V_op|) of the graph in `text` read as the evaluation reads it (lenient), or None when there is none."
     try: g = G.parse(text, strict=False)
-    except Exception: return None
+    except G.GraphError: return None
     return len(g.nodes), G.op_count(g)
 
 def _log_sizes(completions, log_metric):
     if not callable(log_metric): return
     for c in completions if isinstance(completions, (list, tuple)) else []:
         size = graph_size(completion_text(c))
-        if size:
-            try: log_metric('graph/nodes', float(size[0])); log_metric('graph/ops', float(size[1]))
-            except Exception: return
+        if size: log_metric('graph/nodes', float(size[0])); log_metric('graph/ops', float(size[1]))
 
 def format_reward(completions, solution=None, **kwargs) -> list[float]:
     "0.5 when the completion is a fenced strict-JSON graph with >= 3 nodes and one final_result, else 0."

@@ -119,11 +119,11 @@ def test_hostile_completions_never_raise(i):
 
 def test_hostile_gold_and_shapes():
     good = G.format_graph({'nodes': _mul(3, 5)})
-    for gold in (None, 'abc', float('nan'), float('inf'), [], {}, '১৫'):
-        parts = _check([good], [gold])
-        assert (parts['format_reward'][0], parts['execution_reward'][0]) == (0.5, 0.5)
+    for gold in (None, 'abc', float('nan'), float('inf'), [], {}):                # a gold that is no number is a data error
+        with pytest.raises(ValueError, match='gold'): _check([good], [gold])
+    assert _check(['no graph'], [None])['accuracy_reward'] == [0.0]              # ...that only an executed graph reaches
     assert _check([good], ['১৫'])['accuracy_reward'] == [1.0]                      # Bangla digits in the gold answer
-    assert _check([good, good], [15.0])['accuracy_reward'] == [1.0, 0.0]          # a missing gold scores no accuracy
+    with pytest.raises(ValueError, match='2 completions but 1 gold'): _check([good, good], [15.0])
     assert _check([good], 15.0)['accuracy_reward'] == [1.0]                        # one gold for all
     assert R.format_reward(None) == [] and R.accuracy_reward('not a list') == []
 
@@ -134,7 +134,8 @@ def test_nodes_are_logged_for_parsed_graphs():
     assert seen == [('graph/nodes', 4.0), ('graph/ops', 1.0)]
     R.format_reward(['x'], [1.0], log_metric='not callable')                      # ignored, no error
     def boom(k, v): raise RuntimeError('logger down')
-    assert R.format_reward([G.format_graph({'nodes': _mul(3, 5)})], [15.0], log_metric=boom) == [0.5]
+    with pytest.raises(RuntimeError, match='logger down'):                         # a broken logger is not hidden
+        R.format_reward([G.format_graph({'nodes': _mul(3, 5)})], [15.0], log_metric=boom)
 
 
 # ---------------------------------------------------------------- recipes and TRL arguments
