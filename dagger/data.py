@@ -16,12 +16,12 @@ from .graph import from_obj, execute, is_correct, GraphError
 
 # %% auto #0
 __all__ = ['log', 'AUG_TYPES', 'MGSM_LANGS', 'MSVAMP_FILES', 'FINAL_LABEL', 'BASE_SPLITS', 'DISTRACT_SPLITS', 'DOSE_SPLITS',
-           'SPLITS', 'EVAL_SPLITS', 'HUB_HOST', 'DISTRACT_REPO', 'TRAIN_REPO', 'DataError', 'Problem', 'data_root',
-           'DataRowError', 'gsm8k_final_answer', 'sample', 'GoldGraphError', 'solution_steps', 'gsm8k_graph',
-           'msvamp_graph', 'verify_graph', 'mgsm_alignment', 'add_gold', 'gold_coverage', 'load_split', 'to_frame',
-           'HubUnavailable', 'DistractMathNotBuilt', 'hub_probe', 'load_hub', 'distract_record', 'distract_path',
-           'load_distractmath', 'load_dose', 'load_training', 'msvamp_number', 'msvamp_half', 'evaluable',
-           'SplitNotPrepared', 'needed_splits', 'prepare_splits', 'prepared_split', 'split_summary']
+           'SPLITS', 'EVAL_SPLITS', 'PAPER_SPLIT_SIZES', 'HUB_HOST', 'DISTRACT_REPO', 'TRAIN_REPO', 'DataError',
+           'Problem', 'data_root', 'DataRowError', 'gsm8k_final_answer', 'sample', 'GoldGraphError', 'solution_steps',
+           'gsm8k_graph', 'msvamp_graph', 'verify_graph', 'mgsm_alignment', 'add_gold', 'gold_coverage', 'load_split',
+           'to_frame', 'HubUnavailable', 'DistractMathNotBuilt', 'hub_probe', 'load_hub', 'distract_record',
+           'distract_path', 'load_distractmath', 'load_dose', 'load_training', 'msvamp_number', 'msvamp_half',
+           'evaluable', 'SplitNotPrepared', 'needed_splits', 'prepare_splits', 'prepared_split', 'split_summary']
 
 # %% ../nbs/lib_10_data.ipynb #777c4fad
 class DataError(ValueError):
@@ -458,6 +458,7 @@ DISTRACT_SPLITS = ('mgsm_bn_distract', 'msvamp_bn_distract', 'mgsm_en_distract',
 DOSE_SPLITS = ('mgsm_bn_dose', 'msvamp_bn_dose', 'mgsm_en_dose', 'msvamp_en_dose')
 SPLITS = BASE_SPLITS + DISTRACT_SPLITS + DOSE_SPLITS
 EVAL_SPLITS = ('mgsm_bn', 'msvamp_bn', 'mgsm_bn_distract', 'msvamp_bn_distract')
+PAPER_SPLIT_SIZES = dict(zip(EVAL_SPLITS, (250, 1000, 738, 2947)))   # DistractMath-BN as the paper evaluates it (§3, Table 2's weights)
 
 def _base(name: str, root: Path) -> tuple:
     kind, _, arg = name.partition('_')

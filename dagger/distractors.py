@@ -10,20 +10,19 @@ from . import layout
 from .numbers import extract_numbers, format_number, digit_script
 from .graph import from_obj, execute, GraphError
 from .llm import Sampling
-from .data import load_split
+from .prompts import LANG_NAMES
+from .data import load_split, AUG_TYPES
 
 # %% auto #0
-__all__ = ['AUG_TYPES', 'LANG_NAMES', 'UNITS', 'DIM_WORDS', 'DAYS', 'ABSTRACT', 'PEOPLE_EN', 'TEMPLATES', 'NAMES',
-           'GENERATOR_VERSION', 'SOURCES', 'SIZES', 'DistractorError', 'sentence_spans', 'split_sentences',
-           'question_number', 'insert_sentences', 'numbered', 'generation_prompt', 'verifier_prompt', 'ResponseError',
-           'extract_json', 'parse_sentences', 'check_added', 'parse_verdict', 'llm_verify', 'llm_augment', 'Anchor',
-           'find_anchors', 'Facts', 'problem_facts', 'Template', 'pick_number', 'fill_template', 'offline_sentences',
-           'graph_values', 'offline_augment', 'check_record', 'build_typed', 'build_dose', 'distractmath_dir',
-           'build_all', 'summary_table', 'write_readme', 'side_by_side']
+__all__ = ['UNITS', 'DIM_WORDS', 'DAYS', 'ABSTRACT', 'PEOPLE_EN', 'TEMPLATES', 'NAMES', 'GENERATOR_VERSION', 'SOURCES', 'SIZES',
+           'DistractorError', 'sentence_spans', 'split_sentences', 'question_number', 'insert_sentences', 'numbered',
+           'generation_prompt', 'verifier_prompt', 'ResponseError', 'extract_json', 'parse_sentences', 'check_added',
+           'parse_verdict', 'llm_verify', 'llm_augment', 'Anchor', 'find_anchors', 'Facts', 'problem_facts', 'Template',
+           'pick_number', 'fill_template', 'offline_sentences', 'graph_values', 'offline_augment', 'check_record',
+           'build_typed', 'build_dose', 'distractmath_dir', 'build_all', 'summary_table', 'write_readme',
+           'side_by_side']
 
 # %% ../nbs/stage_1_distractors.ipynb #91b787ab
-AUG_TYPES = ('RED', 'OAD', 'NEED')
-
 class DistractorError(ValueError):
     "Bad input to the distractor stage (a problem we cannot augment, a position we cannot use)."
 
@@ -86,8 +85,6 @@ def insert_sentences(text: str, added: list[tuple[str, int]]) -> tuple[str, list
     return ''.join(out), used
 
 # %% ../nbs/stage_1_distractors.ipynb #ad1fb1f2
-LANG_NAMES = {'bn': 'Bangla (Bengali)', 'en': 'English'}
-
 _TYPE_TASK = {
     'RED': ("Write {lo} to {hi} new sentences about the same kind of item the question asks about, but belonging to "
             "a different person, place or day than the one in the question. They must not add to, take from or "

@@ -8,21 +8,21 @@ from functools import lru_cache
 from pathlib import Path
 import pandas as pd
 from . import graph as G
-from .config import project_root, write_json, write_jsonl, read_jsonl, atomic_write_text, run_info
+from .config import project_root, write_json, write_jsonl, read_jsonl, atomic_write_text, run_info, METHODS, PHASES
 from .numbers import extract_numbers, to_ascii_digits
 from . import layout
 from .llm import Sampling, backend_from_profile
 from .sandbox import run_program, extract_program, isolation_info
-from .data import load_split, sample, evaluable, prepared_split
+from .data import load_split, sample, evaluable, prepared_split, PAPER_SPLIT_SIZES
 from .prompts import (ANSWER_PHRASES, labels, cot_messages, reasoning_messages, dagger_prompt, pot_messages, student_prompt,
                             got_generate_messages, got_score_messages, got_aggregate_messages, got_refine_messages)
 from . import layout
 
 # %% auto #0
-__all__ = ['METHODS', 'BUDGETS', 'PROMPTS', 'STUDENT_BUDGET', 'KEYS', 'PAPER_N', 'PHASES', 'signed_numbers', 'extract_answer',
-           'extract_boxed', 'score_text', 'known_distractors', 'budget', 'run_method', 'parse_score', 'run_got',
-           'distractor_prf', 'summarize', 'original_split', 'deltas', 'weighted', 'type_errors', 'run_name',
-           'write_results', 'load_splits', 'evaluate', 'phase_model', 'run_eval']
+__all__ = ['BUDGETS', 'PROMPTS', 'STUDENT_BUDGET', 'KEYS', 'signed_numbers', 'extract_answer', 'extract_boxed', 'score_text',
+           'known_distractors', 'budget', 'run_method', 'parse_score', 'run_got', 'distractor_prf', 'summarize',
+           'original_split', 'deltas', 'weighted', 'type_errors', 'run_name', 'write_results', 'load_splits',
+           'evaluate', 'phase_model', 'run_eval']
 
 # %% ../nbs/lib_11_eval.ipynb #f0514462
 def signed_numbers(text: str, words: bool = False) -> list[tuple[float, int, int]]:
@@ -102,8 +102,6 @@ def score_text(method: str, text: str, gold: float, lang: str = 'bn', timeout: f
     else: raise ValueError(f'unknown method {method!r}; have {METHODS}')
     if pred is None: return r | dict(error='no_answer')
     return r | dict(prediction=float(pred), correct=bool(G.is_correct(pred, gold)))
-
-METHODS = ('cot', 'reasoning', 'dagger', 'pot', 'got')
 
 # %% ../nbs/lib_11_eval.ipynb #af226f89
 BUDGETS = dict(cot=2048, reasoning=7168, dagger=1024, pot=1024, got=1024)
@@ -208,8 +206,6 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 # %% ../nbs/lib_11_eval.ipynb #a650d822
-PAPER_N = {'mgsm_bn': 250, 'msvamp_bn': 1000, 'mgsm_bn_distract': 738, 'msvamp_bn_distract': 2947}
-
 def original_split(split: str) -> str | None:
     "The original split an augmented split was made from ('mgsm_bn_distract' -> 'mgsm_bn'), else None."
     return split[:-len('_distract')] if split.endswith('_distract') else None
@@ -226,7 +222,7 @@ def deltas(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=['method', 'model', 'original', 'augmented', 'acc_original', 'acc_augmented', 'delta',
                                        'tokens_original', 'tokens_augmented'])
 
-def weighted(summary: pd.DataFrame, splits: dict = PAPER_N) -> pd.DataFrame:
+def weighted(summary: pd.DataFrame, splits: dict = PAPER_SPLIT_SIZES) -> pd.DataFrame:
     "Weighted average accuracy and tokens over `splits` per (method, model): paper n for full splits, counts otherwise."
     rows = []
     for (m, mo), g in summary[summary['split'].isin(splits)].groupby(['method', 'model']):
@@ -294,7 +290,6 @@ def evaluate(backend, methods, splits: dict, cap: int = 0, model: str = '', prog
         recs += [r | dict(model=model or backend.model, backend=backend.kind, split_size=sizes[r['split']], seconds=round(dt, 3)) for r in rs]
     return recs
 
-PHASES = ('untrained', 'sft', 'grpo')
 
 def phase_model(cfg, phase: str) -> Path | None:
     "The model folder a training phase of profile `cfg` wrote (None for 'untrained': the profile's model itself)."

@@ -10,32 +10,31 @@ import pandas as pd
 from .config import (project_root, write_json, read_json, read_jsonl, atomic_write_text, run_info, git_commit, load_profile)
 from . import graph as G
 from .prompts import LANG_NAMES, pen_graph
-from .data import load_split, distract_path
+from .data import load_split, distract_path, PAPER_SPLIT_SIZES
 from .eval import weighted, distractor_prf, summarize, known_distractors
 from .paper import PaperDataError, load_table
 from . import layout
 from .sft import plot_loss
+from .config import PHASES
 
 # %% auto #0
-__all__ = ['PALETTE', 'FAMILY_LABELS', 'PHASES', 'TYPES', 'STYLE', 'DATASETS', 'DATASET_LABELS', 'PAPER_WEIGHTS', 'PHASE_SUFFIX',
-           'REWARD_PARTS', 'PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'TABLE7_CONFIGS', 'PEN_LABELS_EN',
-           'COMPARE_KEYS', 'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar', 'save_figure',
-           'to_markdown', 'save_table', 'split_parts', 'split_name', 'pick_lang', 'lang_name', 'paper_path',
-           'paper_table', 'params_b', 'short_model', 'base_model', 'norm_phase', 'load_runs', 'our_tidy', 'paper_tidy',
-           'table2_wide', 'paper_table2', 'fig2_points', 'fig2', 'wilson', 'type_table', 'fig3', 'linear_fit',
-           'gold_ops', 'fig4_data', 'fig4_fits', 'fig4', 'distractor_count', 'dose_table', 'fig_dose', 'flag_table',
-           'fig_flags', 'grpo_columns', 'fig_grpo', 'table4_ours', 'table8_from_records', 'table11_ours',
-           'side_by_side', 'ours_label', 'Stage', 'paper_outputs', 'fig2_paper', 'fig2_ours', 'fig3_ours', 'fig4_ours',
-           'dose_ours', 'flags_ours', 'flags_fig_ours', 'grpo_out', 'table4_out', 'table6_out', 'table8_out',
-           'table11_out', 'ablation_out', 'dataset_vop_out', 'sft_loss_out', 'graph_example_out', 'compare_out',
-           'run_stage']
+__all__ = ['PALETTE', 'FAMILY_LABELS', 'TYPES', 'STYLE', 'DATASETS', 'DATASET_LABELS', 'PHASE_SUFFIX', 'REWARD_PARTS',
+           'PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'TABLE7_CONFIGS', 'PEN_LABELS_EN', 'COMPARE_KEYS',
+           'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar', 'save_figure', 'to_markdown',
+           'save_table', 'split_parts', 'split_name', 'pick_lang', 'lang_name', 'paper_path', 'paper_table', 'params_b',
+           'short_model', 'base_model', 'norm_phase', 'load_runs', 'our_tidy', 'paper_tidy', 'table2_wide',
+           'paper_table2', 'fig2_points', 'fig2', 'wilson', 'type_table', 'fig3', 'linear_fit', 'gold_ops', 'fig4_data',
+           'fig4_fits', 'fig4', 'distractor_count', 'dose_table', 'fig_dose', 'flag_table', 'fig_flags', 'grpo_columns',
+           'fig_grpo', 'table4_ours', 'table8_from_records', 'table11_ours', 'side_by_side', 'ours_label', 'Stage',
+           'paper_outputs', 'fig2_paper', 'fig2_ours', 'fig3_ours', 'fig4_ours', 'dose_ours', 'flags_ours',
+           'flags_fig_ours', 'grpo_out', 'table4_out', 'table6_out', 'table8_out', 'table11_out', 'ablation_out',
+           'dataset_vop_out', 'sft_loss_out', 'graph_example_out', 'compare_out', 'run_stage']
 
 # %% ../nbs/stage_8_figures.ipynb #bf47f5b4
 PALETTE = {'cot': '#D55E00', 'reasoning': '#E69F00', 'pot': '#CC79A7', 'got': '#7F7F7F',
            'dagger_untrained': '#56B4E9', 'dagger_sft': '#0072B2', 'dagger_grpo': '#009E73'}
 FAMILY_LABELS = {'cot': 'CoT (5-shot)', 'reasoning': 'Reasoning model', 'pot': 'PoT', 'got': 'GoT',
                  'dagger_untrained': 'DAGGER (untrained)', 'dagger_sft': 'DAGGER (SFT)', 'dagger_grpo': 'DAGGER (SFT→GRPO)'}
-PHASES = ('untrained', 'sft', 'grpo')
 TYPES = ('RED', 'OAD', 'NEED')
 
 class FigureError(ValueError):
@@ -131,7 +130,6 @@ def save_table(df: pd.DataFrame, name: str, cfg, inputs, source: str, title: str
 # %% ../nbs/stage_8_figures.ipynb #b838e4c3
 DATASETS = ('mgsm', 'msvamp')
 DATASET_LABELS = {'mgsm': 'MGSM', 'msvamp': 'MSVAMP'}
-PAPER_WEIGHTS = {('mgsm', 'original'): 250, ('msvamp', 'original'): 1000, ('mgsm', 'distract'): 738, ('msvamp', 'distract'): 2947}
 _SPLIT = re.compile(r'^(mgsm|msvamp)_([a-z]{2})(?:_(distract|dose))?$')
 
 def split_parts(split: str) -> tuple[str, str, str] | None:
@@ -259,13 +257,13 @@ def paper_tidy(t2: pd.DataFrame) -> pd.DataFrame:
     parts = d['split'].map(split_parts)
     if parts.isna().any(): raise FigureError(f'unknown splits in Table 2: {sorted(set(d["split"][parts.isna()]))}')
     d['dataset'], d['lang'], d['kind'] = [p[0] for p in parts], [p[1] for p in parts], [p[2] for p in parts]
-    d['n'] = d['split_size'] = [PAPER_WEIGHTS.get((p[0], p[2]), 0) for p in parts]
+    d['n'] = d['split_size'] = [PAPER_SPLIT_SIZES.get(split_name(p[0], 'bn', p[2]), 0) if p[0] else 0 for p in parts]
     d['run'] = 'paper'
     return d
 
 def _weighted(tidy: pd.DataFrame, lang: str, kinds=('original', 'distract')) -> pd.DataFrame:
     "Weighted accuracy and tokens per (system, method) over the `kinds` splits of `lang` (dagger.eval.weighted)."
-    splits = {split_name(d, lang, k): PAPER_WEIGHTS[(d, k)] for d in DATASETS for k in kinds}
+    splits = {split_name(d, lang, k): PAPER_SPLIT_SIZES[split_name(d, 'bn', k)] for d in DATASETS for k in kinds}
     s = tidy.assign(model=tidy['system'] + '\x00' + tidy['run'], mean_tokens=tidy['tokens'])
     w = weighted(s[['method', 'model', 'split', 'n', 'split_size', 'accuracy', 'mean_tokens']], splits)
     w['system'], w['run'] = w['model'].str.split('\x00').str[0], w['model'].str.split('\x00').str[1]

@@ -6,11 +6,12 @@ import math
 from pathlib import Path
 import pandas as pd
 from .config import project_root
+from .data import PAPER_SPLIT_SIZES
 
 # %% auto #0
-__all__ = ['TABLES', 'OPTIONAL', 'TEXT_OPTIONAL', 'REQUIRED', 'PAPER_WEIGHTS', 'PAPER_N', 'KNOWN_DISCREPANCIES', 'TABLE2_ROWS',
-           'PaperDataError', 'paper_dir', 'load_table', 'derive_table2', 'feasible_counts', 'check_table2',
-           'table2_wide', 'markdown_table']
+__all__ = ['TABLES', 'OPTIONAL', 'TEXT_OPTIONAL', 'REQUIRED', 'PAPER_N', 'KNOWN_DISCREPANCIES', 'TABLE2_ROWS', 'PaperDataError',
+           'paper_dir', 'load_table', 'derive_table2', 'feasible_counts', 'check_table2', 'table2_wide',
+           'markdown_table']
 
 # %% ../nbs/lib_12_paper.ipynb #821a169b
 class PaperDataError(ValueError):
@@ -52,23 +53,22 @@ def load_table(name: str, folder: str | Path | None = None) -> pd.DataFrame:
     return df
 
 # %% ../nbs/lib_12_paper.ipynb #f994262b
-PAPER_WEIGHTS = {'mgsm_bn': 250, 'msvamp_bn': 1000, 'mgsm_bn_distract': 738, 'msvamp_bn_distract': 2947}
-PAPER_N = sum(PAPER_WEIGHTS.values())
+PAPER_N = sum(PAPER_SPLIT_SIZES.values())
 
 def _by_system(df: pd.DataFrame, col: str) -> pd.DataFrame:
     "One row per system (in file order), one column per split, holding `col`; every split exactly once."
     dup = df[df.duplicated(['system', 'split'])]
     if len(dup): raise PaperDataError(f'repeated (system, split): {dup[["system", "split"]].values.tolist()}')
     wide = df.pivot(index='system', columns='split', values=col).reindex(df.system.unique())
-    missing = [s for s in PAPER_WEIGHTS if s not in wide.columns]
-    if missing or wide[list(PAPER_WEIGHTS)].isna().any().any():
-        raise PaperDataError(f'every system needs the four splits {list(PAPER_WEIGHTS)}')
-    return wide[list(PAPER_WEIGHTS)]
+    missing = [s for s in PAPER_SPLIT_SIZES if s not in wide.columns]
+    if missing or wide[list(PAPER_SPLIT_SIZES)].isna().any().any():
+        raise PaperDataError(f'every system needs the four splits {list(PAPER_SPLIT_SIZES)}')
+    return wide[list(PAPER_SPLIT_SIZES)]
 
 def derive_table2(df: pd.DataFrame) -> pd.DataFrame:
     "Per system: Δ per dataset (original − augmented), weighted average accuracy and weighted output tokens."
     acc, tok = _by_system(df, 'accuracy'), _by_system(df, 'tokens')
-    w = pd.Series(PAPER_WEIGHTS)
+    w = pd.Series(PAPER_SPLIT_SIZES)
     return pd.DataFrame({
         'mgsm_delta': (acc.mgsm_bn - acc.mgsm_bn_distract).round(1),
         'msvamp_delta': (acc.msvamp_bn - acc.msvamp_bn_distract).round(1),
@@ -106,14 +106,14 @@ def check_table2(tolerance: float = 0.05, token_tolerance: float = 0.5,
     out, eps = [], 1e-9
     for s in acc.index:
         a, r, d = acc.loc[s], reported.loc[s], derived.loc[s]
-        for split, n in PAPER_WEIGHTS.items():
+        for split, n in PAPER_SPLIT_SIZES.items():
             if not len(feasible_counts(a[split], n, tolerance)):
                 out.append(_mismatch(s, f'accuracy:{split}', a[split], None, None, None))
         for col, (o, e) in {'mgsm_delta': ('mgsm_bn', 'mgsm_bn_distract'), 'msvamp_delta': ('msvamp_bn', 'msvamp_bn_distract')}.items():
-            vals = _delta_values(a[o], PAPER_WEIGHTS[o], a[e], PAPER_WEIGHTS[e], tolerance)
+            vals = _delta_values(a[o], PAPER_SPLIT_SIZES[o], a[e], PAPER_SPLIT_SIZES[e], tolerance)
             if not any(abs(v - r[col]) <= tolerance + eps for v in vals):
                 out.append(_mismatch(s, col, r[col], d[col], min(vals, default=None), max(vals, default=None)))
-        ks = [feasible_counts(a[sp], n, tolerance) for sp, n in PAPER_WEIGHTS.items()]
+        ks = [feasible_counts(a[sp], n, tolerance) for sp, n in PAPER_SPLIT_SIZES.items()]
         lo, hi = sum(k.start for k in ks), sum(k.stop - 1 for k in ks)
         target = r.weighted_accuracy*PAPER_N/100
         best = min(max(round(target), lo), hi) if lo <= hi else None

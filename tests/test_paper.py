@@ -4,10 +4,11 @@ import shutil
 import pandas as pd
 import pytest
 
-from dagger.paper import (KNOWN_DISCREPANCIES, PAPER_N, PAPER_WEIGHTS, REQUIRED, TABLES, PaperDataError,
+from dagger.data import PAPER_SPLIT_SIZES
+from dagger.paper import (KNOWN_DISCREPANCIES, PAPER_N, REQUIRED, TABLES, PaperDataError,
                           check_table2, derive_table2, feasible_counts, load_table, paper_dir, table2_wide)
 
-SPLITS = set(PAPER_WEIGHTS)
+SPLITS = set(PAPER_SPLIT_SIZES)
 
 
 @pytest.fixture(scope='module')
@@ -67,7 +68,7 @@ def test_table2_shape_and_vocabulary(t2, rep):
 
 
 def test_weights():
-    assert PAPER_N == 4935 and PAPER_WEIGHTS['msvamp_bn_distract'] == 2947
+    assert PAPER_N == 4935 and PAPER_SPLIT_SIZES['msvamp_bn_distract'] == 2947
 
 
 def test_feasible_counts():
@@ -259,7 +260,7 @@ def test_table11_and_figure4():
 @pytest.mark.parametrize('name', ['table2', 'table3', 'table4', 'table5', 'table6', 'table7'])
 def test_every_accuracy_is_a_possible_count(name):
     "An accuracy on n problems is 100·k/n: MGSM (250) moves in steps of 0.4, so e.g. 38.5 would be a typo."
-    sizes = dict(PAPER_WEIGHTS, mgsm_en=250, mgsm_es=250, mgsm_te=250, mgsm_th=250)
+    sizes = dict(PAPER_SPLIT_SIZES, mgsm_en=250, mgsm_es=250, mgsm_te=250, mgsm_th=250)
     df = load_table(name)
     bad = [(s, a) for s, a in zip(df.split, df.accuracy) if not len(feasible_counts(a, sizes[s]))]
     assert not bad
