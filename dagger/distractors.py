@@ -19,8 +19,8 @@ __all__ = ['UNITS', 'DIM_WORDS', 'DAYS', 'ABSTRACT', 'PEOPLE_EN', 'TEMPLATES', '
            'generation_prompt', 'verifier_prompt', 'ResponseError', 'extract_json', 'parse_sentences', 'check_added',
            'parse_verdict', 'llm_verify', 'llm_augment', 'Anchor', 'find_anchors', 'Facts', 'problem_facts', 'Template',
            'pick_number', 'fill_template', 'offline_sentences', 'graph_values', 'offline_augment', 'check_record',
-           'build_typed', 'build_dose', 'distractmath_dir', 'build_all', 'summary_table', 'write_readme',
-           'side_by_side']
+           'build_typed', 'build_dose', 'distractmath_dir', 'build_all', 'summary_table', 'write_data_card',
+           'examples_table']
 
 # %% ../nbs/stage_1_distractors.ipynb #91b787ab
 class DistractorError(ValueError):
@@ -872,7 +872,7 @@ def _is_generic(template_id: str) -> bool:
     return next(t.needs == 'any' for t in TEMPLATES if t.id == template_id)
 
 # %% ../nbs/stage_1_distractors.ipynb #79c8f046
-def write_readme(table, path: Path, seed: int):
+def write_data_card(table, path: Path, seed: int):
     "The data card of generated/distractmath (fields, provenance, the summary table)."
     cols = ['split', 'records', 'problems', 'RED', 'OAD', 'NEED', 'MIXED', 'distractors_mean', 'distractors_min', 'distractors_max', 'fallback_templates', 'failed', 'check_errors']
     rows = ['| ' + ' | '.join(cols) + ' |', '|' + '---|' * len(cols)] + ['| ' + ' | '.join(str(r[c]) for c in cols) + ' |' for _, r in table.iterrows()]
@@ -917,7 +917,7 @@ Source licences: MGSM (CC BY-SA 4.0, `data/mgsm/LICENSE`), MSVAMP (`data/msvamp/
     atomic_write_text(path, text)
 
 # %% ../nbs/stage_1_distractors.ipynb #7c69fe72
-def side_by_side(recs: list[dict]) -> str:
+def examples_table(recs: list[dict]) -> str:
     "A Markdown table: type, original, augmented (inserted sentences in bold), added numbers."
     rows = ['| id | type | original | augmented | added numbers |', '|---|---|---|---|---|']
     for r in recs:

@@ -22,13 +22,13 @@ __all__ = ['PALETTE', 'FAMILY_LABELS', 'TYPES', 'STYLE', 'DATASETS', 'DATASET_LA
            'PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'TABLE7_CONFIGS', 'PEN_LABELS_EN', 'COMPARE_KEYS',
            'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar', 'save_figure', 'to_markdown',
            'save_table', 'split_parts', 'split_name', 'pick_lang', 'lang_name', 'paper_path', 'paper_table', 'params_b',
-           'short_model', 'base_model', 'norm_phase', 'load_runs', 'our_tidy', 'paper_tidy', 'table2_wide',
+           'short_model', 'base_model', 'norm_phase', 'load_runs', 'our_tidy', 'paper_tidy', 'table2_layout',
            'paper_table2', 'fig2_points', 'fig2', 'wilson', 'type_table', 'fig3', 'linear_fit', 'gold_ops', 'fig4_data',
            'fig4_fits', 'fig4', 'distractor_count', 'dose_table', 'fig_dose', 'flag_table', 'fig_flags', 'grpo_columns',
-           'fig_grpo', 'table4_ours', 'table8_from_records', 'table11_ours', 'side_by_side', 'ours_label', 'Stage',
+           'fig_grpo', 'table4_ours', 'table8_from_records', 'table11_ours', 'paper_beside_ours', 'ours_label', 'Stage',
            'paper_outputs', 'fig2_paper', 'fig2_ours', 'fig3_ours', 'fig4_ours', 'dose_ours', 'flags_ours',
            'flags_fig_ours', 'grpo_out', 'table4_out', 'table6_out', 'table8_out', 'table11_out', 'ablation_out',
-           'dataset_vop_out', 'sft_loss_out', 'graph_example_out', 'compare_out', 'run_stage']
+           'dataset_vop_out', 'sft_loss_out', 'graph_example_out', 'compare_out', 'draw_all']
 
 # %% ../nbs/stage_8_figures.ipynb #bf47f5b4
 PALETTE = {'cot': '#D55E00', 'reasoning': '#E69F00', 'pot': '#CC79A7', 'got': '#7F7F7F',
@@ -269,7 +269,7 @@ def _weighted(tidy: pd.DataFrame, lang: str, kinds=('original', 'distract')) -> 
     w['system'], w['run'] = w['model'].str.split('\x00').str[0], w['model'].str.split('\x00').str[1]
     return w.drop(columns='model')
 
-def table2_wide(tidy: pd.DataFrame, lang: str) -> pd.DataFrame:
+def table2_layout(tidy: pd.DataFrame, lang: str) -> pd.DataFrame:
     "Table 2's layout for `lang`: accuracy per split, Δ per dataset, weighted accuracy and tokens, one row per system and method."
     d = tidy[tidy['lang'] == lang]
     if not len(d): raise FigureError(f'no rows for language {lang!r}')
@@ -298,7 +298,7 @@ def table2_wide(tidy: pd.DataFrame, lang: str) -> pd.DataFrame:
 def paper_table2(cfg) -> tuple[pd.DataFrame, list[Path]]:
     "The paper's Table 2 in its printed layout: Δ and weighted values computed with the paper's n, beside the printed ones if transcribed."
     df, path = _need_paper('table2', cfg)
-    w, ins = table2_wide(paper_tidy(df), 'bn').drop(columns=['all 4 splits', 'n per split (min)']), [path]
+    w, ins = table2_layout(paper_tidy(df), 'bn').drop(columns=['all 4 splits', 'n per split (min)']), [path]
     rep = paper_table('table2_reported', cfg, verbose=False)
     if rep is not None:
         r = rep[0].rename(columns={c: f'{c} (printed)' for c in rep[0] if c != 'system'})
@@ -648,7 +648,7 @@ def table11_ours(cfg, langs=('bn', 'en')) -> tuple[pd.DataFrame, list[Path]]:
     return pd.DataFrame(rows), files
 
 # %% ../nbs/stage_8_figures.ipynb #85379fa0
-def side_by_side(paper: pd.DataFrame, ours: pd.DataFrame, on=None) -> pd.DataFrame:
+def paper_beside_ours(paper: pd.DataFrame, ours: pd.DataFrame, on=None) -> pd.DataFrame:
     "Paper and our table merged on key columns `on` (outer join, suffixes), else stacked with a `source` column."
     if on and all(c in paper and c in ours for c in on):
         p, o = paper.copy(), ours.copy()
@@ -734,7 +734,7 @@ def fig2_ours(st: Stage) -> list[Path]:
     label = ours_label(d, st.cfg, st.lang)
     fig = fig2(tidy, st.lang, _wrap(f'Figure 2: accuracy vs output tokens, {label}'))
     ins = _run_files(d, st.files)
-    return st.figure(fig, f'fig2_ours-{st.P}', ins, label) + st.table(table2_wide(tidy, st.lang), f'table2_ours-{st.P}', ins, label, TABLE_TITLES['table2'])
+    return st.figure(fig, f'fig2_ours-{st.P}', ins, label) + st.table(table2_layout(tidy, st.lang), f'table2_ours-{st.P}', ins, label, TABLE_TITLES['table2'])
 
 def fig3_ours(st: Stage) -> list[Path]:
     "Figure 3 (error rate by distractor type and model category) and its table from our +D records."
@@ -910,10 +910,10 @@ def compare_out(st: Stage, name: str) -> list[Path]:
     if name == 'table2': paper = st.tables.get('table2_paper-reported', paper_table2(st.cfg)[0])
     ours_side = layout.figures_output(st.cfg)/'tables'/f'{name}_ours-{st.P}.json'
     ins = [path] + [Path(project_root()/i['path']) for i in read_json(ours_side)['inputs']]
-    return st.table(side_by_side(paper, ours, COMPARE_KEYS.get(name)), f'{name}_compare-{st.P}', ins,
+    return st.table(paper_beside_ours(paper, ours, COMPARE_KEYS.get(name)), f'{name}_compare-{st.P}', ins,
                     f'paper-reported vs our run, profile {st.P}', TABLE_TITLES[name] + ', paper and ours')
 
-def run_stage(cfg, verbose: bool = True) -> dict:
+def draw_all(cfg, verbose: bool = True) -> dict:
     "Make every figure and table whose inputs exist (paper, ours, side by side); write and return the manifest."
     st = Stage(cfg, verbose)
     for name in PAPER_TABLES: st.part(f'{name} (paper)', lambda name=name: paper_outputs(st, name))

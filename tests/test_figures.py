@@ -120,7 +120,7 @@ def test_r2_of_known_linear_fits():
 
 
 def test_table2_weighted_matches_paper_formula():
-    w = F.table2_wide(F.paper_tidy(_paper_table2()), 'bn').set_index(['system', 'method'])
+    w = F.table2_layout(F.paper_tidy(_paper_table2()), 'bn').set_index(['system', 'method'])
     r = w.loc[('Gemma-3-12B', 'cot')]
     assert r['Δ MGSM'] == 12 and r['Δ MSVAMP'] == 10
     assert math.isclose(r['weighted acc'], (70 * 250 + 70 * 1000 + 58 * 738 + 60 * 2947) / 4935)
@@ -129,7 +129,7 @@ def test_table2_weighted_matches_paper_formula():
 # --- skipping -----------------------------------------------------------------------------------------------
 def test_missing_inputs_skip_cleanly(tmp_path, capsys):
     cfg = _cfg(tmp_path)
-    m = F.run_stage(cfg)
+    m = F.draw_all(cfg)
     assert {Path(p).name.split('.')[0] for p in m['written']} == {'graph_example_ours-cpu'} and len(m['skipped']) >= 10   # the pen graph needs no results
     assert 'skip table2 (paper)' in capsys.readouterr().out
     assert json.loads((cfg.figures/'manifest_cpu.json').read_text())['skipped'] == m['skipped']
@@ -145,7 +145,7 @@ def test_partial_inputs_make_what_they_can(tmp_path):
     (cfg.results/'grpo'/'nodes.csv').write_text('phase,model,outputs,graphs,mean_nodes,mean_ops\nSFT,m (SFT),4,4,6.5,2\nSFT→GRPO,m (SFT→GRPO),4,4,7.0,2.5\n')
     (cfg.data/'paper'/'table8.csv').write_text('system,params_b,phase,split,avg_nodes\nX-untrained,12,untrained,msvamp_bn,7.33\n'
                                                'X-SFT,12,sft,msvamp_bn,7.74\nX-GRPO,12,grpo,msvamp_bn,7.84\n')
-    m = F.run_stage(cfg, verbose=False)
+    m = F.draw_all(cfg, verbose=False)
     written = {p.rsplit('/', 1)[-1] for p in m['written']}
     assert {'grpo_ours-cpu.png', 'fig2_paper-reported.png', 'fig2_ours-cpu.png', 'fig3_ours-cpu.pdf', 'table2_paper-reported.csv', 'table2_ours-cpu.md', 'table2_compare-cpu.csv',
             'table6_ours-cpu.csv', 'table8_ours-cpu.csv', 'flags_ours-cpu.png', 'dose_ours-cpu.json'} <= written
@@ -163,7 +163,7 @@ def test_malformed_paper_table_is_reported_not_fatal(tmp_path):
     cfg = _cfg(tmp_path)
     (cfg.data/'paper').mkdir(parents=True)
     (cfg.data/'paper'/'table8.csv').write_text('phase,nodes\nsft,7.7\n')          # not the documented columns
-    m = F.run_stage(cfg, verbose=False)
+    m = F.draw_all(cfg, verbose=False)
     reason = next(s['reason'] for s in m['skipped'] if s['part'] == 'table8 (paper)')
     assert 'expected' in reason and all('graph_example' in p for p in m['written'])
 
@@ -185,7 +185,7 @@ def test_english_only_originals_make_what_they_can(tmp_path):
     write_jsonl(cfg.results/'eval'/'toy'/'records.jsonl', rows)
     st = F.Stage(cfg, verbose=False)
     assert st.lang == 'en'
-    m = F.run_stage(cfg, verbose=False)
+    m = F.draw_all(cfg, verbose=False)
     written = {p.rsplit('/', 1)[-1] for p in m['written']}
     assert {'fig2_ours-cpu.png', 'table2_ours-cpu.csv', 'table4_ours-cpu.csv'} <= written
     assert 'English' in json.loads((cfg.figures/'fig2_ours-cpu.json').read_text())['title']
