@@ -70,7 +70,7 @@ def run_records(method: str, problems: list, backend, cap: int = 0, prompt=None,
     t0 = time.time()
     recs = rescore(run_method(method, problems, backend, max_new_tokens=budget(method, cap), prompt=prompt, progress=progress))
     dt = (time.time() - t0) / max(len(recs), 1)
-    return [r | dict(model=model or backend.model, backend=backend.kind, seconds=round(dt, 3),
+    return [r | dict(model=model or backend.model, base_model=model or backend.model, phase='untrained', init=None, backend=backend.kind, seconds=round(dt, 3),
                      split_size=(split_sizes or {}).get(r['split'], len(problems))) | tags for r in recs]
 
 def _agg(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
@@ -220,7 +220,7 @@ def run_table3(cfg, n: int | None = None, splits=None, retrain: bool = False, pr
     for arm, c in [('with', cfg), ('without', noannot_profile(cfg))]:
         kw = dict(device=c.device, batch_size=c.batch_size) if c.backend == 'transformers' else {}
         backend = get_backend(c.backend, str(merged_model(c)), **kw)
-        rs = evaluate(backend, ['dagger'], loaded, cap=cap, model=f'{cfg.model} (SFT, {arm} annotations)', student=True,
+        rs = evaluate(backend, ['dagger'], loaded, cap=cap, model=f'{cfg.model} (SFT, {arm} annotations)', student=True, phase='sft', base_model=cfg.model,
                       progress=progress, prompt=student_prompt(c))
         recs += [r | dict(annotations=arm) for r in rs]
         del backend

@@ -277,8 +277,12 @@ def load_splits(splits, n: int = 0, seed: int = 0, cfg=None, limit: int = 0, ver
         out[s] = (ps[:limit] if limit else ps, len(full))
     return out
 
-def evaluate(backend, methods, splits: dict, cap: int = 0, model: str = '', progress: bool = True, student: bool = False, **kw) -> list[dict]:
-    "Run every method on the problems of all loaded splits with `backend` (one batched call per method; `student`: a fine-tuned model's budgets); return the records."
+def evaluate(backend, methods, splits: dict, cap: int = 0, model: str = '', progress: bool = True, student: bool = False,
+             phase: str = 'untrained', base_model: str = '', init: str | None = None, **kw) -> list[dict]:
+    """Run every method on the problems of all loaded splits with `backend` (one batched call per method; `student`: a fine-tuned
+    model's budgets); return the records. Each record names its system by fields: `base_model` (the model the system starts
+    from), `phase` (untrained, sft, grpo) and `init` (a GRPO run's start, sft or base); `model` is a display label."""
+    if phase not in PHASES: raise ValueError(f'unknown phase {phase!r}; have {PHASES}')
     problems = [p for ps, _ in splits.values() for p in ps]
     sizes = {s: full for s, (_, full) in splits.items()}
     recs = []
@@ -287,7 +291,8 @@ def evaluate(backend, methods, splits: dict, cap: int = 0, model: str = '', prog
         t0 = time.time()
         rs = run_method(m, problems, backend, max_new_tokens=budget(m, cap, student), progress=progress, **kw)
         dt = (time.time() - t0) / len(rs)
-        recs += [r | dict(model=model or backend.model, backend=backend.kind, split_size=sizes[r['split']], seconds=round(dt, 3)) for r in rs]
+        recs += [r | dict(model=model or backend.model, base_model=base_model or model or backend.model, phase=phase, init=init,
+                          backend=backend.kind, split_size=sizes[r['split']], seconds=round(dt, 3)) for r in rs]
     return recs
 
 
@@ -310,8 +315,8 @@ def run_eval(cfg, backend=None, methods=None, splits=None, n: int | None = None,
     backend = backend or backend_from_profile(cfg, model=None if model_dir is None else str(model_dir))
     loaded = load_splits(splits, n, cfg.seed, cfg, limit=cfg.eval.n, prepared=True)
     recs = evaluate(backend, methods, loaded, cap=cfg.eval.max_new_tokens, model=label, progress=progress, seed=cfg.seed, prompt=prompt,
+                    phase=phase, base_model=cfg.model, init=cfg.grpo.init if phase == 'grpo' else None,
                     student=model_dir is not None)
-    recs = [r | dict(phase=phase) for r in recs]
     info = run_info(cfg, model=label, phase=phase, path=None if model_dir is None else str(model_dir), backend=backend.kind, methods=list(methods),
                     splits=list(loaded), n={s: len(ps) for s, (ps, _) in loaded.items()},
                     prompt=getattr(prompt, '__name__', 'default'), skipped=[s for s in splits if s not in loaded],

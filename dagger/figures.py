@@ -18,11 +18,11 @@ from .sft import plot_loss
 from .config import PHASES
 
 # %% auto #0
-__all__ = ['PALETTE', 'FAMILY_LABELS', 'TYPES', 'STYLE', 'DATASETS', 'DATASET_LABELS', 'PHASE_SUFFIX', 'REWARD_PARTS',
-           'PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'TABLE7_CONFIGS', 'PEN_LABELS_EN', 'COMPARE_KEYS',
-           'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar', 'save_figure', 'to_markdown',
-           'save_table', 'split_parts', 'split_name', 'pick_lang', 'lang_name', 'paper_path', 'paper_table', 'params_b',
-           'short_model', 'base_model', 'norm_phase', 'load_runs', 'our_tidy', 'paper_tidy', 'table2_layout',
+__all__ = ['PALETTE', 'FAMILY_LABELS', 'TYPES', 'STYLE', 'DATASETS', 'DATASET_LABELS', 'PHASE_SUFFIX', 'RECORD_FIELDS',
+           'REWARD_PARTS', 'PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'TABLE7_CONFIGS', 'PEN_LABELS_EN',
+           'COMPARE_KEYS', 'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar', 'save_figure',
+           'to_markdown', 'save_table', 'split_parts', 'split_name', 'pick_lang', 'lang_name', 'paper_path',
+           'paper_table', 'params_b', 'short_model', 'load_runs', 'our_tidy', 'paper_tidy', 'table2_layout',
            'paper_table2', 'fig2_points', 'fig2', 'wilson', 'type_table', 'fig3', 'linear_fit', 'gold_ops', 'fig4_data',
            'fig4_fits', 'fig4', 'distractor_count', 'dose_table', 'fig_dose', 'flag_table', 'fig_flags', 'grpo_columns',
            'fig_grpo', 'table4_ours', 'table8_from_records', 'table11_ours', 'paper_beside_ours', 'ours_label', 'Stage',
@@ -184,30 +184,12 @@ def params_b(model: str) -> float:
     return float(v) / (1000 if u == 'm' else 1)
 
 def short_model(model: str) -> str:
-    "A short model label: the last path part, without the 'embedded:' prefix or a trailing '(SFT)'-style phase note."
-    s = re.sub(r'\s*\((?:untrained|sft|grpo|sft→grpo|sft->grpo)\)\s*$', '', str(model).split('embedded:')[-1], flags=re.I).rstrip('/')
+    "A short model label: the last part of a model id, without the 'embedded:' prefix ('google/gemma-3-12b-it' -> 'gemma-3-12b-it')."
+    s = str(model).split('embedded:')[-1].rstrip('/')
     return s.split('/')[-1] or s
 
 PHASE_SUFFIX = {'untrained': '', 'sft': ' SFT', 'grpo': ' SFT→GRPO'}
-_GENERIC = re.compile(r'^(merged|adapter|final|model|checkpoint-\d+|best)$', re.I)
-
-def base_model(model: str, info: dict | None = None) -> str:
-    "The model a trained checkpoint came from when its name is only a folder ('results/cpu/sft/merged'): run.json's base_model or profile model."
-    info = info or {}
-    if _GENERIC.match(short_model(model)):
-        return info.get('base_model') or (info.get('profile') or {}).get('model') or str(model)
-    return str(model)
-
-def norm_phase(label) -> str:
-    "A training-phase label ('SFT', 'SFT→GRPO', 'Base→GRPO', 'grpo', None) as one of PHASES."
-    s = str(label or '').strip().lower()
-    return 'grpo' if 'grpo' in s else 'sft' if 'sft' in s else 'untrained'
-
-def _init(label, init) -> str | None:
-    "GRPO initialisation: the record's or run's `init`, else 'base' for a 'Base→GRPO' label."
-    if isinstance(init, str) and init: return init.lower()
-    s = str(label or '').lower()
-    return 'base' if 'grpo' in s and 'base' in s else ('sft' if 'grpo' in s else None)
+RECORD_FIELDS = ('method', 'split', 'base_model', 'phase')
 
 def load_runs(cfg, verbose: bool = True) -> tuple[pd.DataFrame, list[Path]]:
     "All evaluation records of profile `cfg` with run, phase, family, system, params_b, dataset, lang, kind; and the files read."
@@ -218,18 +200,15 @@ def load_runs(cfg, verbose: bool = True) -> tuple[pd.DataFrame, list[Path]]:
         return pd.DataFrame(), []
     rows, read = [], []
     for f in files:
-        info = read_json(f.parent/'run.json') if (f.parent/'run.json').is_file() else {}
-        read += [f] + ([f.parent/'run.json'] if info else [])
-        for r in read_jsonl(f):
-            label = r.get('phase') if isinstance(r.get('phase'), str) and r.get('phase') else info.get('phase')
-            ph, init = norm_phase(label), _init(label, r.get('init') or info.get('init'))
-            model = r.get('model') or info.get('model') or f.parent.name
-            base = base_model(model, info)
+        read += [f] + ([f.parent/'run.json'] if (f.parent/'run.json').is_file() else [])
+        for i, r in enumerate(read_jsonl(f), 1):
+            if missing := [k for k in RECORD_FIELDS if not r.get(k)]:
+                raise FigureError(f'{_rel(f)}, line {i}: record without {missing} (rerun the stage that wrote it)')
+            ph, init, base = r['phase'], r.get('init'), r['base_model']
             suffix = ' Base→GRPO' if ph == 'grpo' and init == 'base' else PHASE_SUFFIX[ph]
-            rows.append(r | dict(run=f.parent.name, phase=ph, phase_label=label, model=model, init=init,
-                                 system=short_model(base) + suffix, params_b=params_b(base)))
+            rows.append(r | dict(run=f.parent.name, system=short_model(base) + suffix, params_b=params_b(base)))
     df = pd.DataFrame(rows)
-    for c, v in [('aug_type', None), ('distractor_values', None), ('flagged', None), ('n_nodes', None), ('executed', None), ('calls', 1)]:
+    for c, v in [('aug_type', None), ('distractor_values', None), ('flagged', None), ('n_nodes', None), ('executed', None), ('calls', 1), ('init', None)]:
         if c not in df: df[c] = v
     df['family'] = [family_key(m, p) for m, p in zip(df['method'], df['phase'])]
     parts = df['split'].map(lambda s: split_parts(s) or (None, None, None))
@@ -802,8 +781,7 @@ def grpo_out(st: Stage) -> list[Path]:
     if not p.is_file(): raise FileNotFoundError(f'no {_rel(p)} (run the GRPO stage)')
     run = layout.path(st.cfg, 'grpo')/'run.json'
     info = read_json(run) if run.is_file() else {}
-    model = short_model(base_model(info.get('model') or (info.get('profile') or {}).get('model') or st.cfg.model, info))
-    if model == 'merged': model = short_model(st.cfg.model)   # the SFT stage's merged model: name the profile's model
+    model = short_model((info.get('run_info') or {}).get('profile', {}).get('model') or st.cfg.model)
     label = f"our run: {info.get('phase', 'GRPO')} of {model}, profile {st.P}"
     fig = fig_grpo(pd.read_csv(p), _wrap(f'GRPO training: reward and completion length, {label}', 80))
     return st.figure(fig, f'grpo_ours-{st.P}', [p] + ([run] if run.is_file() else []), label)
@@ -832,7 +810,6 @@ def table8_out(st: Stage) -> list[Path]:
         t = pd.read_csv(p)
         mean = [c for c in t if 'node' in c.lower() and ('mean' in c.lower() or 'avg' in c.lower())]
         if len(mean) == 1 and 'avg_nodes' not in t: t = t.rename(columns={mean[0]: 'avg_nodes'})
-        if 'phase' in t: t.insert(0, 'phase_label', t['phase']); t['phase'] = t['phase'].map(norm_phase)
         return st.table(t, f'table8_ours-{st.P}', [p], f'our run: GRPO stage, profile {st.P}', TABLE_TITLES['table8'])
     d = st.need_runs()
     t = table8_from_records(d, st.lang)

@@ -15,12 +15,12 @@ from .sft import (LoraSettings, RecipeError, lora_config, merge_adapter, named_r
 from . import layout
 
 # %% auto #0
-__all__ = ['COMPONENTS', 'REWARD_FUNCS', 'RECIPES', 'TRL_KEYS', 'HISTORY', 'completion_text', 'reward_table', 'graph_size',
-           'format_reward', 'execution_reward', 'accuracy_reward', 'GRPORecipe', 'get_recipe', 'accumulation',
-           'vllm_ok', 'unsloth_ok', 'grpo_config', 'prompt_length', 'fit_prompts', 'gold_of', 'load_policy',
-           'checkpoints', 'score_model', 'merge_checkpoint', 'select_checkpoint', 'train_grpo', 'history_frame',
-           'plot_rewards', 'grpo_dir', 'grpo_folder', 'init_model', 'phase_label', 'grpo_vs_sft', 'metrics_table',
-           'nodes_table', 'run_grpo', 'main']
+__all__ = ['COMPONENTS', 'REWARD_FUNCS', 'RECIPES', 'TRL_KEYS', 'HISTORY', 'PHASE_LABELS', 'completion_text', 'reward_table',
+           'graph_size', 'format_reward', 'execution_reward', 'accuracy_reward', 'GRPORecipe', 'get_recipe',
+           'accumulation', 'vllm_ok', 'unsloth_ok', 'grpo_config', 'prompt_length', 'fit_prompts', 'gold_of',
+           'load_policy', 'checkpoints', 'score_model', 'merge_checkpoint', 'select_checkpoint', 'train_grpo',
+           'history_frame', 'plot_rewards', 'grpo_dir', 'grpo_folder', 'init_model', 'phase_label', 'grpo_vs_sft',
+           'metrics_table', 'nodes_table', 'run_grpo', 'main']
 
 # %% ../nbs/stage_5_grpo.ipynb #02c4bab4
 def completion_text(completion) -> str:
@@ -356,14 +356,15 @@ def phase_label(cfg: Profile) -> str:
 def grpo_vs_sft(cfg: Profile, grpo_model: str | Path, problems: list, split_size: int, cap: int, progress: bool = True) -> list[dict]:
     "Records of the SFT model (when there is one) and the GRPO model (dagger, student prompt) on `problems`."
     split = {problems[0].split: (problems, split_size)}
-    try: models = [(merged_model(cfg), 'SFT')]
+    try: models = [(merged_model(cfg), 'SFT', 'sft')]
     except FileNotFoundError:
         if cfg.grpo.init == 'sft': raise
         models = []                                      # Base→GRPO without an SFT model: the GRPO model alone
     recs = []
-    for path, phase in models + [(Path(grpo_model), phase_label(cfg))]:
+    for path, label, phase in models + [(Path(grpo_model), phase_label(cfg), 'grpo')]:
         unload_models()
-        recs += evaluate(student_backend(cfg, path), ['dagger'], split, cap=cap, model=f'{cfg.model} ({phase})', progress=progress, student=True,
+        recs += evaluate(student_backend(cfg, path), ['dagger'], split, cap=cap, model=f'{cfg.model} ({label})', progress=progress, student=True,
+                         phase=phase, base_model=cfg.model, init=cfg.grpo.init if phase == 'grpo' else None,
                          prompt=student_prompt(cfg))
     unload_models()
     return recs
@@ -374,17 +375,19 @@ def metrics_table(records: list):
     s = summarize(pd.DataFrame(records))
     return s[['model', 'method', 'split', 'n', 'exec_rate', 'accuracy', 'mean_tokens']]
 
+PHASE_LABELS = {('untrained', None): 'untrained', ('sft', None): 'SFT', ('grpo', 'sft'): 'SFT→GRPO', ('grpo', 'base'): 'Base→GRPO'}
+
 def nodes_table(records: list, source: str = ''):
-    "Table 8: per phase (the model's label in parentheses), outputs, graphs parsed, mean nodes and mean |V_op| per graph."
+    "Table 8: per phase (the records' `phase` and `init` fields), outputs, graphs parsed, mean nodes and mean |V_op| per graph."
     import pandas as pd
     df = pd.DataFrame(records)
     df = df[df['method'] == 'dagger']
     rows = []
-    for model, g in df.groupby('model', sort=False):
-        m = re.search(r'\(([^()]*)\)\s*$', model)
+    for (phase, init), g in df.groupby([df['phase'], df['init'].where(df['init'].notna(), None)], sort=False, dropna=False):
+        init = init if isinstance(init, str) else None
         graphs = g['n_nodes'].dropna()
-        rows.append(dict(phase=m.group(1) if m else model, model=model, outputs=len(g), graphs=len(graphs),
-                         mean_nodes=round(graphs.mean(), 2) if len(graphs) else None,
+        rows.append(dict(phase=phase, init=init, phase_label=PHASE_LABELS[(phase, init)], model=g['model'].iloc[0], outputs=len(g),
+                         graphs=len(graphs), mean_nodes=round(graphs.mean(), 2) if len(graphs) else None,
                          mean_ops=round(g['n_ops'].dropna().mean(), 2) if len(graphs) else None,
                          executed=int(g['executed'].fillna(False).astype(bool).sum()), source=source))
     return pd.DataFrame(rows)

@@ -321,8 +321,9 @@ def before_after(cfg: Profile, merged: str | Path, problems: list, split_size: i
     "Records of the untrained model (dagger, cot) and the fine-tuned one (dagger) on `problems`."
     split = {problems[0].split: (problems, split_size)}
     base = backend_from_profile(cfg)
-    recs = evaluate(base, ['dagger', 'cot'], split, cap=cap, model=f'{cfg.model} (untrained)', progress=progress)
+    recs = evaluate(base, ['dagger', 'cot'], split, cap=cap, model=f'{cfg.model} (untrained)', progress=progress, base_model=cfg.model)
     return recs + evaluate(student_backend(cfg, merged), ['dagger'], split, cap=cap, model=f'{cfg.model} (SFT)', progress=progress, student=True,
+                           phase='sft', base_model=cfg.model,
                            prompt=student_prompt(cfg))
 
 def student_backend(cfg: Profile, path: str | Path):

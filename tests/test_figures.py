@@ -33,7 +33,7 @@ def _records(phase, methods=('cot', 'dagger')):
         for split in ['mgsm_bn', 'mgsm_bn_distract', 'msvamp_bn', 'msvamp_bn_distract']:
             for i in range(6):
                 aug = split.endswith('_distract')
-                rows.append(dict(id=f'{split}-{i}', split=split, method=m, model='toy-1b', phase=phase, split_size=100, calls=1,
+                rows.append(dict(id=f'{split}-{i}', split=split, method=m, model='toy-1b', base_model='toy-1b', phase=phase, split_size=100, calls=1,
                                  correct=i < 3, tokens=50 + 10 * i, aug_type=F.TYPES[i % 3] if aug else None,
                                  distractor_values=[7.0] if aug else None, flagged=[7.0] if m == 'dagger' and aug else None,
                                  executed=True if m == 'dagger' else None, n_ops=2 if m == 'dagger' else None,
@@ -142,7 +142,7 @@ def test_partial_inputs_make_what_they_can(tmp_path):
     _write_run(cfg, 'toy', 'untrained'); _write_run(cfg, 'toy_sft', 'sft', ('dagger',)); _write_run(cfg, 'toy_grpo', 'grpo', ('dagger',))
     (cfg.results/'grpo').mkdir(parents=True)
     (cfg.results/'grpo'/'history.csv').write_text('step,reward,format,execution,accuracy,completion_length\n1,0.5,1,0,0,200\n2,1.0,1,1,0,180\n')
-    (cfg.results/'grpo'/'nodes.csv').write_text('phase,model,outputs,graphs,mean_nodes,mean_ops\nSFT,m (SFT),4,4,6.5,2\nSFT→GRPO,m (SFT→GRPO),4,4,7.0,2.5\n')
+    (cfg.results/'grpo'/'nodes.csv').write_text('phase,init,phase_label,model,outputs,graphs,mean_nodes,mean_ops\nsft,,SFT,m (SFT),4,4,6.5,2\ngrpo,sft,SFT→GRPO,m (SFT→GRPO),4,4,7.0,2.5\n')
     (cfg.data/'paper'/'table8.csv').write_text('system,params_b,phase,split,avg_nodes\nX-untrained,12,untrained,msvamp_bn,7.33\n'
                                                'X-SFT,12,sft,msvamp_bn,7.74\nX-GRPO,12,grpo,msvamp_bn,7.84\n')
     m = F.draw_all(cfg, verbose=False)
@@ -168,19 +168,21 @@ def test_malformed_paper_table_is_reported_not_fatal(tmp_path):
     assert 'expected' in reason and all('graph_example' in p for p in m['written'])
 
 
-def test_trained_checkpoint_folders_are_labelled_by_base_model(tmp_path):
+def test_systems_come_from_record_fields_not_labels(tmp_path):
     cfg = _cfg(tmp_path)
     d = cfg.results/'eval'/'sft'
-    write_jsonl(d/'records.jsonl', [r | dict(model='results/cpu/sft/merged') for r in _records('sft', ('dagger',))])
-    write_json(d/'run.json', dict(phase='sft', profile=dict(model='embedded:smollm2-135m')))
+    write_jsonl(d/'records.jsonl', [r | dict(model='results/cpu/sft/merged (a label)', base_model='embedded:smollm2-135m') for r in _records('sft', ('dagger',))])
+    write_json(d/'run.json', dict(phase='sft'))
     recs, files = F.load_runs(cfg)
     assert set(recs['system']) == {'smollm2-135m SFT'} and set(recs['family']) == {'dagger_sft'} and set(recs['params_b']) == {0.135}
     assert {f.name for f in files} == {'records.jsonl', 'run.json'}
+    write_jsonl(d/'records.jsonl', [dict(r, phase='') for r in _records('sft', ('dagger',))])   # no phase: named, never guessed
+    with pytest.raises(F.FigureError, match=r"records.jsonl, line 1: record without \['phase'\]"): F.load_runs(cfg)
 
 
 def test_english_only_originals_make_what_they_can(tmp_path):
     cfg = _cfg(tmp_path)
-    rows = [dict(id=f'{s}-{i}', split=s, method='cot', model='toy-1b', correct=i % 2 == 0, tokens=100 + i)
+    rows = [dict(id=f'{s}-{i}', split=s, method='cot', model='toy-1b', base_model='toy-1b', phase='untrained', correct=i % 2 == 0, tokens=100 + i)
             for s in ('mgsm_en', 'msvamp_en') for i in range(4)]                       # minimal records: no aug_type, no split_size
     write_jsonl(cfg.results/'eval'/'toy'/'records.jsonl', rows)
     st = F.Stage(cfg, verbose=False)

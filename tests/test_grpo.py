@@ -228,12 +228,12 @@ def test_history_frame():
 
 
 def test_nodes_table():
-    recs = [dict(method='dagger', model='m (untrained)', n_nodes=None, n_ops=None, executed=False),
-            dict(method='dagger', model='m (SFT)', n_nodes=6, n_ops=2, executed=True),
-            dict(method='dagger', model='m (SFT)', n_nodes=8, n_ops=4, executed=False),
-            dict(method='cot', model='m (SFT)', n_nodes=None, n_ops=None, executed=None)]
-    t = R.nodes_table(recs, 'x.jsonl')
-    assert list(t['phase']) == ['untrained', 'SFT'] and list(t['graphs']) == [0, 2] and list(t['outputs']) == [1, 2]
+    recs = [dict(method='dagger', model='a label', phase='untrained', init=None, n_nodes=None, n_ops=None, executed=False),
+            dict(method='dagger', model='another label', phase='sft', init=None, n_nodes=6, n_ops=2, executed=True),
+            dict(method='dagger', model='another label', phase='sft', init=None, n_nodes=8, n_ops=4, executed=False),
+            dict(method='cot', model='m', phase='sft', init=None, n_nodes=None, n_ops=None, executed=None)]
+    t = R.nodes_table(recs, 'x.jsonl')                      # phases come from the records' fields, never from labels
+    assert list(t['phase']) == ['untrained', 'sft'] and list(t['phase_label']) == ['untrained', 'SFT'] and list(t['graphs']) == [0, 2] and list(t['outputs']) == [1, 2]
     assert t.loc[1, 'mean_nodes'] == 7.0 and t.loc[1, 'mean_ops'] == 3.0 and t.loc[1, 'executed'] == 1 and math.isnan(t.loc[0, 'mean_nodes'])
 
 
