@@ -22,8 +22,9 @@ from .stats import wilson, bootstrap_mean_ci, mcnemar, paired_bootstrap_diff, de
 # %% auto #0
 __all__ = ['METHODS', 'BUDGETS', 'PROMPTS', 'STUDENT_BUDGET', 'KEYS', 'PAPER_N', 'PHASES', 'COMPARISONS', 'signed_numbers',
            'extract_answer', 'extract_boxed', 'score_text', 'known_distractors', 'budget', 'run_method', 'parse_score',
-           'run_got', 'distractor_prf', 'summarize', 'original_split', 'deltas', 'weighted', 'type_errors', 'run_name',
-           'write_results', 'load_splits', 'evaluate', 'phase_model', 'run_eval', 'paired_comparisons']
+           'run_got', 'distractor_prf', 'intervals', 'summarize', 'original_split', 'deltas', 'weighted', 'type_errors',
+           'run_name', 'write_results', 'load_splits', 'evaluate', 'phase_model', 'run_eval', 'paired_accuracy',
+           'paired_comparisons']
 
 # %% ../nbs/lib_11_eval.ipynb #f0514462
 def signed_numbers(text: str, words: bool = False) -> list[tuple[float, int, int]]:
@@ -192,8 +193,8 @@ def distractor_prf(df: pd.DataFrame) -> dict:
 
 KEYS = ['method', 'model', 'split']
 
-def _intervals(g: pd.DataFrame) -> dict:
-    "Wilson interval of the accuracy and bootstrap interval of the mean tokens (both as the summary reports them), smoke."
+def intervals(g: pd.DataFrame) -> dict:
+    "Records `g` of one cell: Wilson interval of the accuracy (%), bootstrap interval of the mean tokens, smoke (n < 30)."
     n, k = len(g), int(g['correct'].astype(bool).sum())
     lo, hi = wilson(k, n)
     tlo, thi = bootstrap_mean_ci(g['tokens'])
@@ -214,7 +215,7 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
             mean_tokens=g['tokens'].mean(), calls_per_problem=g['calls'].mean(),
             repairs_per_problem=reps.map(len).mean() if len(reps) else float('nan'),
             repaired_pct=100 * (reps.map(len) > 0).mean() if len(reps) else float('nan'),
-            mean_ops=ops.mean() if len(ops) else float('nan')) | distractor_prf(g) | _intervals(g))
+            mean_ops=ops.mean() if len(ops) else float('nan')) | distractor_prf(g) | intervals(g))
     return pd.DataFrame(rows)
 
 # %% ../nbs/lib_11_eval.ipynb #a650d822
@@ -352,8 +353,9 @@ def _arms(df: pd.DataFrame) -> pd.DataFrame:
 
 def _pair(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     "Problems answered by both arms (by id), with correct_a/b, tokens_a/b and the original id."
-    cols = ['id', 'correct', 'tokens', 'original_id']
-    return a[cols].merge(b[cols[:3]], on='id', suffixes=('_a', '_b'))
+    cols = ['id', 'correct', 'tokens']
+    a = a.assign(original_id=a['original_id'] if 'original_id' in a else None)
+    return a[cols + ['original_id']].merge(b[cols], on='id', suffixes=('_a', '_b'))
 
 def _name(method: str, phase: str) -> str:
     return f'{method} ({phase})' if method == 'dagger' else method
@@ -366,6 +368,11 @@ def _accuracy_row(p: pd.DataFrame, seed: int) -> dict:
     t, r = mcnemar(p['correct_a'].astype(bool), p['correct_b'].astype(bool)), paired_bootstrap_diff(p['correct_a'], p['correct_b'], seed=seed)
     return dict(metric='accuracy', n=r['n'], value_a=100 * r['mean_a'], value_b=100 * r['mean_b'], diff=100 * r['diff'], ci_lo=100 * r['lo'],
                 ci_hi=100 * r['hi'], p=t.p, p_mid=t.p_mid, discordant_b=t.b, discordant_c=t.c, test='McNemar exact (p); paired bootstrap (CI)')
+
+def paired_accuracy(a: pd.DataFrame, b: pd.DataFrame, seed: int = 0) -> dict:
+    "Accuracy of records `a` minus `b` on the problems both answered (by id), in points: n, values, diff, 95% CI, McNemar p."
+    p = _pair(a, b)
+    return _accuracy_row(p, seed) if len(p) else dict(metric='accuracy', n=0)
 
 def _tokens_row(p: pd.DataFrame, seed: int) -> dict:
     r = paired_bootstrap_diff(p['tokens_a'], p['tokens_b'], seed=seed)
