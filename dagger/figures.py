@@ -20,17 +20,17 @@ from .sft import plot_loss
 
 # %% auto #0
 __all__ = ['PALETTE', 'FAMILY_LABELS', 'PHASES', 'TYPES', 'STYLE', 'DATASETS', 'DATASET_LABELS', 'PAPER_WEIGHTS', 'PHASE_SUFFIX',
-           'REWARD_PARTS', 'PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'TABLE7_CONFIGS', 'PEN_LABELS_EN',
-           'COMPARE_KEYS', 'SMOKE_NOTE', 'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar',
+           'REWARD_PARTS', 'SMOKE_NOTE', 'PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'TABLE7_CONFIGS',
+           'PEN_LABELS_EN', 'COMPARE_KEYS', 'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar',
            'save_figure', 'to_markdown', 'save_table', 'split_parts', 'split_name', 'pick_lang', 'lang_name',
            'paper_path', 'paper_table', 'params_b', 'short_model', 'base_model', 'norm_phase', 'load_runs', 'our_tidy',
            'paper_tidy', 'table2_wide', 'paper_table2', 'fig2_points', 'fig2', 'type_table', 'fig3', 'linear_fit',
            'gold_ops', 'fig4_data', 'fig4_fits', 'fig4', 'distractor_count', 'dose_table', 'fig_dose', 'flag_table',
            'fig_flags', 'grpo_columns', 'fig_grpo', 'table4_ours', 'table8_from_records', 'table11_ours',
-           'side_by_side', 'ours_label', 'Stage', 'paper_outputs', 'fig2_paper', 'fig2_ours', 'comparisons_ours',
-           'comparisons_out', 'fig3_ours', 'fig4_ours', 'dose_ours', 'flags_ours', 'flags_fig_ours', 'grpo_out',
-           'table4_out', 'table6_out', 'table8_out', 'table11_out', 'ablation_out', 'dataset_vop_out', 'sft_loss_out',
-           'graph_example_out', 'smoke_column', 'mark_smoke', 'compare_out', 'run_stage']
+           'side_by_side', 'smoke_column', 'mark_smoke', 'ours_label', 'Stage', 'paper_outputs', 'fig2_paper',
+           'fig2_ours', 'comparisons_ours', 'comparisons_out', 'fig3_ours', 'fig4_ours', 'dose_ours', 'flags_ours',
+           'flags_fig_ours', 'grpo_out', 'table4_out', 'table6_out', 'table8_out', 'table11_out', 'ablation_out',
+           'dataset_vop_out', 'sft_loss_out', 'graph_example_out', 'compare_out', 'run_stage']
 
 # %% ../nbs/stage_8_figures.ipynb #bf47f5b4
 PALETTE = {'cot': '#D55E00', 'reasoning': '#E69F00', 'pot': '#CC79A7', 'got': '#7F7F7F',
@@ -698,6 +698,23 @@ def side_by_side(paper: pd.DataFrame, ours: pd.DataFrame, on=None) -> pd.DataFra
         return p.merge(o, on=list(on), how='outer', suffixes=(' (paper)', ' (ours)'))
     return pd.concat([paper.assign(source='paper-reported'), ours.assign(source='ours')], ignore_index=True)[['source'] + list(dict.fromkeys(list(paper) + list(ours)))]
 
+SMOKE_NOTE = f'; † smoke: our rows from fewer than {SMOKE_N} problems are checks that the code runs, not results comparable with the paper'
+
+def smoke_column(t: pd.DataFrame) -> pd.DataFrame:
+    "Table `t` with a `smoke` column (from `n`, or the min-n column of Table 2) if it has none and has a count."
+    if 'smoke' in t: return t
+    n = next((c for c in ('n', 'n per split (min)') if c in t), None)
+    return t.assign(smoke=t[n].map(is_smoke)) if n else t
+
+def mark_smoke(t: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    "A side-by-side table with its smoke rows marked ('ours †' as source) and the caption note, if any row is smoke."
+    col = next((c for c in ('smoke', 'smoke (ours)') if c in t), None)
+    if col is None: return t, ''
+    smoke = t[col].fillna(False).astype(bool)
+    if not smoke.any(): return t, ''
+    if 'source' in t: t = t.assign(source=np.where(smoke, t['source'] + ' †', t['source']))
+    return t, SMOKE_NOTE
+
 # %% ../nbs/stage_8_figures.ipynb #e230fab7
 PAPER_TABLES = ('table2', 'table3', 'table4', 'table5', 'table6', 'table7', 'table8', 'table11', 'figure4_r2')
 ABLATION_TABLES = ('table3', 'table5', 'table7')
@@ -957,23 +974,6 @@ def graph_example_out(st: Stage) -> list[Path]:
 
 # %% ../nbs/stage_8_figures.ipynb #11266ea3
 COMPARE_KEYS = {'table5': ['lang', 'method'], 'table7': ['config'], 'table8': ['phase'], 'table11': ['dataset']}
-
-SMOKE_NOTE = f'; † smoke: our rows from fewer than {SMOKE_N} problems are checks that the code runs, not results comparable with the paper'
-
-def smoke_column(t: pd.DataFrame) -> pd.DataFrame:
-    "Table `t` with a `smoke` column (from `n`, or the min-n column of Table 2) if it has none and has a count."
-    if 'smoke' in t: return t
-    n = next((c for c in ('n', 'n per split (min)') if c in t), None)
-    return t.assign(smoke=t[n].map(is_smoke)) if n else t
-
-def mark_smoke(t: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    "A side-by-side table with its smoke rows marked ('ours †' as source) and the caption note, if any row is smoke."
-    col = next((c for c in ('smoke', 'smoke (ours)') if c in t), None)
-    if col is None: return t, ''
-    smoke = t[col].fillna(False).astype(bool)
-    if not smoke.any(): return t, ''
-    if 'source' in t: t = t.assign(source=np.where(smoke, t['source'] + ' †', t['source']))
-    return t, SMOKE_NOTE
 
 def compare_out(st: Stage, name: str) -> list[Path]:
     "Paper and our version of table `name` side by side (both must have been written by this stage)."
