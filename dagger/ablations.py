@@ -12,16 +12,16 @@ from .prompts import (LANG_NAMES, Exemplar, exemplars, labels, answer_phrase, co
                             exemplar_question, EXEMPLAR_SETS, COT_CONFIGS, cot_config_prompt, graph_prompt, graph_examples)
 from .llm import get_backend
 from .data import load_split
-from .eval import extract_answer, run_method, summarize, budget, load_splits, evaluate
+from .eval import extract_answer, run_method, summarize, budget, load_splits, evaluate, intervals, paired_accuracy
 from .teacher import norm_question
 from .sft import run_sft, sft_dir, merged_model
 from . import layout
 
 # %% auto #0
-__all__ = ['NATIVE_DIGITS', 'DECIMAL_COMMA', 'TABLES', 'SFT_FIELDS', 'native_to_ascii', 'extract_answer_lang', 'rescore',
-           'ExemplarOverlapError', 'check_exemplars', 'run_records', 'table5', 'table7', 'table3', 'ablation_dir',
-           'write_table', 'table_sizes', 'run_table5', 'run_table7', 'noannot_profile', 'StaleModelError',
-           'sft_mismatch', 'train_noannot', 'run_table3']
+__all__ = ['NATIVE_DIGITS', 'DECIMAL_COMMA', 'CI', 'VS', 'TABLES', 'SFT_FIELDS', 'native_to_ascii', 'extract_answer_lang',
+           'rescore', 'ExemplarOverlapError', 'check_exemplars', 'run_records', 'table5', 'table7', 'table3',
+           'ablation_dir', 'write_table', 'table_sizes', 'run_table5', 'run_table7', 'noannot_profile',
+           'StaleModelError', 'sft_mismatch', 'train_noannot', 'run_table3']
 
 # %% ../nbs/stage_7_ablations.ipynb #4220dd14
 NATIVE_DIGITS = {'te': '౦౧౨౩౪౫౬౭౮౯', 'th': '๐๑๒๓๔๕๖๗๘๙'}
@@ -78,27 +78,45 @@ def _agg(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     out = g.agg(n=('correct', 'size'), accuracy=('correct', 'mean'), mean_tokens=('tokens', 'mean')).reset_index()
     out['accuracy'] *= 100
     ex = df.assign(executed=df['executed'].astype(float)).groupby(by, sort=False)['executed'].mean().mul(100)
-    return out.merge(ex.rename('exec_rate').reset_index(), on=by)
+    ci = pd.DataFrame([dict(zip(by, k if isinstance(k, tuple) else (k,))) | intervals(x) for k, x in g])
+    return out.merge(ex.rename('exec_rate').reset_index(), on=by).merge(ci, on=by)
+
+CI = ['acc_lo', 'acc_hi', 'tokens_lo', 'tokens_hi', 'smoke']
+VS = ['vs', 'n_pairs', 'diff', 'diff_lo', 'diff_hi', 'p']
+
+def _vs(t: pd.DataFrame, df: pd.DataFrame, keys: list[str], arm: str, ref: str) -> pd.DataFrame:
+    "Table `t` with each arm's paired accuracy difference against arm `ref` within the same `keys` (needs problem ids)."
+    t = t.assign(**{c: None if c == 'vs' else float('nan') for c in VS})
+    if 'id' not in df: return t
+    for i, r in t.iterrows():
+        same = (df[keys] == r[keys]).all(axis=1) if keys else pd.Series(True, index=df.index)
+        if r[arm] == ref or not (same & (df[arm] == ref)).any(): continue
+        s = paired_accuracy(df[same & (df[arm] == r[arm])], df[same & (df[arm] == ref)])
+        if s['n']: t.loc[i, VS] = [ref, s['n'], s['diff'], s['ci_lo'], s['ci_hi'], s['p']]
+    return t
 
 def table5(records: list[dict]) -> pd.DataFrame:
-    "Table 5: accuracy, execution rate and output tokens per language and method."
+    "Table 5: accuracy, execution rate and output tokens per language and method; DAGGER against CoT paired (McNemar)."
     df = pd.DataFrame(records)
     t = _agg(df, ['lang', 'method'])
     t.insert(1, 'language', t['lang'].map(lambda l: LANG_NAMES.get(l, l)))
     t.insert(3, 'setting', t['method'].map({'cot': 'CoT (5-shot)', 'dagger': 'DAGGER (3-shot)'}))
-    return t[['lang', 'language', 'method', 'setting', 'n', 'accuracy', 'exec_rate', 'mean_tokens']]
+    t = _vs(t, df, ['lang'], 'method', 'cot')
+    return t[['lang', 'language', 'method', 'setting', 'n', 'accuracy', 'exec_rate', 'mean_tokens'] + CI + VS]
 
 def table7(records: list[dict]) -> pd.DataFrame:
-    "Table 7: accuracy and output tokens per CoT configuration."
-    t = _agg(pd.DataFrame(records), ['config'])
+    "Table 7: accuracy and output tokens per CoT configuration; each against the original 5-shot prompt, paired (McNemar)."
+    df = pd.DataFrame(records)
+    t = _vs(_agg(df, ['config']), df, [], 'config', next(iter(COT_CONFIGS)))
     t['configuration'] = t['config'].map(lambda c: COT_CONFIGS[c][2])
     t['exemplars'] = t['config'].map(lambda c: ' '.join(map(str, EXEMPLAR_SETS[COT_CONFIGS[c][0]][-COT_CONFIGS[c][1]:])) if COT_CONFIGS[c][0] else '')
-    return t[['config', 'configuration', 'exemplars', 'n', 'accuracy', 'mean_tokens']]
+    return t[['config', 'configuration', 'exemplars', 'n', 'accuracy', 'mean_tokens'] + CI + VS]
 
 def table3(records: list[dict]) -> pd.DataFrame:
-    "Table 3: accuracy, execution rate and tokens per annotation arm and split."
-    t = _agg(pd.DataFrame(records), ['annotations', 'split'])
-    return t[['annotations', 'split', 'n', 'accuracy', 'exec_rate', 'mean_tokens']]
+    "Table 3: accuracy, execution rate and tokens per annotation arm and split; with against without annotations paired (McNemar)."
+    df = pd.DataFrame(records)
+    t = _vs(_agg(df, ['annotations', 'split']), df, ['split'], 'annotations', 'without')
+    return t[['annotations', 'split', 'n', 'accuracy', 'exec_rate', 'mean_tokens'] + CI + VS]
 
 # %% ../nbs/stage_7_ablations.ipynb #50524a17
 TABLES = ('table3', 'table5', 'table7')

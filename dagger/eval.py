@@ -17,12 +17,13 @@ from .data import load_split, sample, evaluable, prepared_split, PAPER_SPLIT_SIZ
 from .prompts import (ANSWER_PHRASES, labels, cot_messages, reasoning_messages, dagger_prompt, pot_messages, student_prompt,
                             got_generate_messages, got_score_messages, got_aggregate_messages, got_refine_messages)
 from . import layout
+from .stats import wilson, bootstrap_mean_ci, mcnemar, paired_bootstrap_diff, delta_ci, delta_diff, is_smoke
 
 # %% auto #0
-__all__ = ['BUDGETS', 'PROMPTS', 'STUDENT_BUDGET', 'KEYS', 'signed_numbers', 'extract_answer', 'extract_boxed', 'score_text',
-           'known_distractors', 'budget', 'run_method', 'parse_score', 'run_got', 'distractor_prf', 'summarize',
-           'original_split', 'deltas', 'weighted', 'type_errors', 'run_name', 'write_results', 'load_splits',
-           'evaluate', 'phase_model', 'run_eval']
+__all__ = ['BUDGETS', 'PROMPTS', 'STUDENT_BUDGET', 'KEYS', 'COMPARISONS', 'signed_numbers', 'extract_answer', 'extract_boxed',
+           'score_text', 'known_distractors', 'budget', 'run_method', 'parse_score', 'run_got', 'distractor_prf',
+           'intervals', 'summarize', 'original_split', 'deltas', 'weighted', 'type_errors', 'run_name', 'write_results',
+           'load_splits', 'evaluate', 'phase_model', 'run_eval', 'paired_accuracy', 'paired_comparisons']
 
 # %% ../nbs/lib_11_eval.ipynb #f0514462
 def signed_numbers(text: str, words: bool = False) -> list[tuple[float, int, int]]:
@@ -115,8 +116,9 @@ def known_distractors(p) -> list[float] | None:
 
 def _problem_fields(p) -> dict:
     known = known_distractors(p)
+    meta = p.meta if isinstance(getattr(p, 'meta', None), dict) else {}
     return dict(id=p.id, split=p.split, source=p.source, lang=p.lang, aug_type=p.aug_type, answer=float(p.answer),
-                distractor_values=None if known is None else [float(v) for v in known])
+                distractor_values=None if known is None else [float(v) for v in known], original_id=meta.get('original_id'))
 
 STUDENT_BUDGET = 2048   # fine-tuned DAGGER models (SFT, GRPO) get 2048 new tokens in the paper (A.5)
 
@@ -188,8 +190,16 @@ def distractor_prf(df: pd.DataFrame) -> dict:
 
 KEYS = ['method', 'model', 'split']
 
+def intervals(g: pd.DataFrame) -> dict:
+    "Records `g` of one cell: Wilson interval of the accuracy (%), bootstrap interval of the mean tokens, smoke (n < 30)."
+    n, k = len(g), int(g['correct'].astype(bool).sum())
+    lo, hi = wilson(k, n)
+    tlo, thi = bootstrap_mean_ci(g['tokens'])
+    return dict(acc_lo=100 * lo, acc_hi=100 * hi, tokens_lo=tlo, tokens_hi=thi, smoke=is_smoke(n))
+
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
-    "One row per (method, model, split): n, accuracy, execution rate, tokens, calls, DAGGER graph facts, flag P/R/F1."
+    """One row per (method, model, split): n, accuracy, execution rate, tokens, calls, DAGGER graph facts, flag P/R/F1;
+    with the 95% intervals of accuracy (Wilson, `acc_lo`/`acc_hi`) and tokens (bootstrap, `tokens_lo`/`tokens_hi`) and `smoke` (n < 30)."""
     rows = []
     for key, g in df.groupby(KEYS, sort=True):
         ex = g['executed'].dropna() if 'executed' in g else pd.Series(dtype=float)
@@ -202,7 +212,7 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
             mean_tokens=g['tokens'].mean(), calls_per_problem=g['calls'].mean(),
             repairs_per_problem=reps.map(len).mean() if len(reps) else float('nan'),
             repaired_pct=100 * (reps.map(len) > 0).mean() if len(reps) else float('nan'),
-            mean_ops=ops.mean() if len(ops) else float('nan')) | distractor_prf(g))
+            mean_ops=ops.mean() if len(ops) else float('nan')) | distractor_prf(g) | intervals(g))
     return pd.DataFrame(rows)
 
 # %% ../nbs/lib_11_eval.ipynb #a650d822
@@ -256,6 +266,7 @@ def write_results(records: list[dict], out: str | Path, info: dict) -> dict:
     df = pd.DataFrame(allrecs)
     tables = dict(summary=summarize(df), deltas=deltas(summarize(df)), types=type_errors(df))
     tables['weighted'] = weighted(tables['summary'])
+    tables['comparisons'] = paired_comparisons(df)
     for name, t in tables.items(): atomic_write_text(out/f'{name}.csv', t.to_csv(index=False))
     old_info = json.loads((out/'run.json').read_text()) if (out/'run.json').exists() else {}
     write_json(out/'run.json', info | dict(history=old_info.get('history', []) + [{k: info.get(k) for k in ('time', 'commit', 'methods', 'splits', 'n')}]))
@@ -325,3 +336,81 @@ def run_eval(cfg, backend=None, methods=None, splits=None, n: int | None = None,
     out = layout.output(cfg, 'eval')/(run_name(cfg.model) + ('' if phase == 'untrained' else f'-{phase}'))
     tables = write_results(recs, out, info) if write else (lambda df: dict(records=df, summary=summarize(df)))(pd.DataFrame(recs))
     return tables | dict(info=info, out=out)
+
+# %% ../nbs/lib_11_eval.ipynb #340a4706
+def _arms(df: pd.DataFrame) -> pd.DataFrame:
+    "Records with `base` (the system's base model) and `phase`, both read from the records' fields."
+    if missing := [c for c in ('base_model', 'phase') if c not in df]: raise ValueError(f'records without {missing}')
+    d = df.assign(base=df['base_model'], init=df['init'] if 'init' in df else None)
+    d['phase'] = [f'{p}_base' if p == 'grpo' and i == 'base' else p for p, i in zip(d['phase'], d['init'])]
+    if 'original_id' not in d: d['original_id'] = None
+    return d.drop_duplicates(['base', 'phase', 'method', 'split', 'id'], keep='last')
+
+def _pair(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    "Problems answered by both arms (by id), with correct_a/b, tokens_a/b and the original id."
+    cols = ['id', 'correct', 'tokens']
+    a = a.assign(original_id=a['original_id'] if 'original_id' in a else None)
+    return a[cols + ['original_id']].merge(b[cols], on='id', suffixes=('_a', '_b'))
+
+def _name(method: str, phase: str) -> str:
+    return f'{method} ({phase})' if method == 'dagger' else method
+
+COMPARISONS = [('SFT vs untrained', ('dagger', 'sft'), ('dagger', 'untrained')), ('GRPO vs SFT', ('dagger', 'grpo'), ('dagger', 'sft'))] + [
+    (f'DAGGER ({p}) vs CoT', ('dagger', p), ('cot', 'untrained')) for p in PHASES]
+
+# %% ../nbs/lib_11_eval.ipynb #ec900782
+def _accuracy_row(p: pd.DataFrame, seed: int) -> dict:
+    t, r = mcnemar(p['correct_a'].astype(bool), p['correct_b'].astype(bool)), paired_bootstrap_diff(p['correct_a'], p['correct_b'], seed=seed)
+    return dict(metric='accuracy', n=r['n'], value_a=100 * r['mean_a'], value_b=100 * r['mean_b'], diff=100 * r['diff'], ci_lo=100 * r['lo'],
+                ci_hi=100 * r['hi'], p=t.p, p_mid=t.p_mid, discordant_b=t.b, discordant_c=t.c, test='McNemar exact (p); paired bootstrap (CI)')
+
+def paired_accuracy(a: pd.DataFrame, b: pd.DataFrame, seed: int = 0) -> dict:
+    "Accuracy of records `a` minus `b` on the problems both answered (by id), in points: n, values, diff, 95% CI, McNemar p."
+    p = _pair(a, b)
+    return _accuracy_row(p, seed) if len(p) else dict(metric='accuracy', n=0)
+
+def _tokens_row(p: pd.DataFrame, seed: int) -> dict:
+    r = paired_bootstrap_diff(p['tokens_a'], p['tokens_b'], seed=seed)
+    return dict(metric='tokens', n=r['n'], value_a=r['mean_a'], value_b=r['mean_b'], diff=r['diff'], ci_lo=r['lo'], ci_hi=r['hi'], p=r['p'],
+                test='paired bootstrap')
+
+def _delta_row(po: pd.DataFrame, pa: pd.DataFrame, seed: int, one: bool) -> dict:
+    "Δ of arm a (`one`) or Δ_a − Δ_b, in percentage points, from paired original (`po`) and +D (`pa`) problems."
+    ids, aug_ids = list(po['id']), [None if v is None or v != v else v for v in pa['original_id']]
+    if one: r = delta_ci(po['correct_a'].astype(float), pa['correct_a'].astype(float), ids, aug_ids, seed=seed)
+    else: r = delta_diff(*(x.astype(float) for x in (po['correct_a'], po['correct_b'], pa['correct_a'], pa['correct_b'])), ids, aug_ids, seed=seed)
+    n = min(r['n_original'], r['n_augmented'])
+    return dict(metric='Δ accuracy', n=n, n_original=r['n_original'], n_augmented=r['n_augmented'],
+                value_a=100 * (r['delta'] if one else r['delta_x']), value_b=float('nan') if one else 100 * r['delta_y'],
+                diff=100 * r['delta'], ci_lo=100 * r['lo'], ci_hi=100 * r['hi'], p=r['p'],
+                test='cluster bootstrap over originals' + ('' if one else ' (paired by problem)'))
+
+def paired_comparisons(records, seed: int = 0) -> pd.DataFrame:
+    """One row per stated comparison present in `records` (paired on the same problems): model, comparison, metric,
+    split, arms a and b, n, their values, diff = a − b with 95% interval and p-value, the test, and `smoke` (n < 30)."""
+    cols = ['model', 'comparison', 'metric', 'split', 'a', 'b', 'n', 'value_a', 'value_b', 'diff', 'ci_lo', 'ci_hi', 'p', 'p_mid',
+            'discordant_b', 'discordant_c', 'n_original', 'n_augmented', 'test', 'smoke']
+    df = pd.DataFrame(records)
+    if not len(df): return pd.DataFrame(columns=cols)
+    d, rows = _arms(df), []
+    for base, g in d.groupby('base', sort=True):
+        arm = {k: a for k, a in g.groupby(['method', 'phase'])}
+        splits = {k: {s: x for s, x in a.groupby('split')} for k, a in arm.items()}
+        for k, by in splits.items():                       # Δ of each compared arm
+            if k[0] not in ('dagger', 'cot'): continue
+            for s in sorted(by):
+                o = original_split(s)
+                if o in by: rows.append(dict(model=base, comparison=f'Δ {_name(*k)}', split=f'{o} → {s}', a=_name(*k), b='')
+                                        | _delta_row(_pair(by[o], by[o]), _pair(by[s], by[s]), seed, True))
+        for name, ka, kb in COMPARISONS:
+            if ka not in splits or kb not in splits: continue
+            A, B = splits[ka], splits[kb]
+            for s in sorted(set(A) & set(B)):
+                p, head = _pair(A[s], B[s]), dict(model=base, comparison=name, split=s, a=_name(*ka), b=_name(*kb))
+                if len(p): rows += [head | _accuracy_row(p, seed), head | _tokens_row(p, seed)]
+                o = original_split(s)
+                if o in A and o in B and len(po := _pair(A[o], B[o])) and len(p):
+                    rows.append(head | dict(comparison=f'Δ {name}', split=f'{o} → {s}') | _delta_row(po, p, seed, False))
+    out = pd.DataFrame(rows, columns=cols)
+    out['smoke'] = out['n'].map(is_smoke)
+    return out

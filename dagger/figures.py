@@ -11,7 +11,9 @@ from .config import (project_root, write_json, read_json, read_jsonl, atomic_wri
 from . import graph as G
 from .prompts import LANG_NAMES, pen_graph
 from .data import load_split, distract_path, PAPER_SPLIT_SIZES
-from .eval import weighted, distractor_prf, summarize, known_distractors
+from .eval import weighted, distractor_prf, summarize, known_distractors, intervals, paired_comparisons
+from .stats import wilson, is_smoke, SMOKE_N
+from . import ablations
 from .paper import PaperDataError, load_table
 from . import layout
 from .sft import plot_loss
@@ -19,16 +21,17 @@ from .config import PHASES
 
 # %% auto #0
 __all__ = ['PALETTE', 'FAMILY_LABELS', 'TYPES', 'STYLE', 'DATASETS', 'DATASET_LABELS', 'PHASE_SUFFIX', 'RECORD_FIELDS',
-           'REWARD_PARTS', 'PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'TABLE7_CONFIGS', 'PEN_LABELS_EN',
-           'COMPARE_KEYS', 'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar', 'save_figure',
-           'to_markdown', 'save_table', 'split_parts', 'split_name', 'pick_lang', 'lang_name', 'paper_path',
-           'paper_table', 'params_b', 'short_model', 'load_runs', 'our_tidy', 'paper_tidy', 'table2_layout',
-           'paper_table2', 'fig2_points', 'fig2', 'wilson', 'type_table', 'fig3', 'linear_fit', 'gold_ops', 'fig4_data',
-           'fig4_fits', 'fig4', 'distractor_count', 'dose_table', 'fig_dose', 'flag_table', 'fig_flags', 'grpo_columns',
-           'fig_grpo', 'table4_ours', 'table8_from_records', 'table11_ours', 'paper_beside_ours', 'ours_label', 'Stage',
-           'paper_outputs', 'fig2_paper', 'fig2_ours', 'fig3_ours', 'fig4_ours', 'dose_ours', 'flags_ours',
-           'flags_fig_ours', 'grpo_out', 'table4_out', 'table6_out', 'table8_out', 'table11_out', 'ablation_out',
-           'dataset_vop_out', 'sft_loss_out', 'graph_example_out', 'compare_out', 'draw_all']
+           'REWARD_PARTS', 'SMOKE_NOTE', 'PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'TABLE7_CONFIGS',
+           'PEN_LABELS_EN', 'COMPARE_KEYS', 'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar',
+           'save_figure', 'to_markdown', 'save_table', 'split_parts', 'split_name', 'pick_lang', 'lang_name',
+           'paper_path', 'paper_table', 'params_b', 'short_model', 'load_runs', 'our_tidy', 'paper_tidy',
+           'table2_layout', 'paper_table2', 'fig2_points', 'fig2', 'type_table', 'fig3', 'linear_fit', 'gold_ops',
+           'fig4_data', 'fig4_fits', 'fig4', 'distractor_count', 'dose_table', 'fig_dose', 'flag_table', 'fig_flags',
+           'grpo_columns', 'fig_grpo', 'table4_ours', 'table8_from_records', 'table11_ours', 'paper_beside_ours',
+           'smoke_column', 'mark_smoke', 'ours_label', 'Stage', 'paper_outputs', 'fig2_paper', 'fig2_ours',
+           'comparisons_ours', 'comparisons_out', 'fig3_ours', 'fig4_ours', 'dose_ours', 'flags_ours', 'flags_fig_ours',
+           'grpo_out', 'table4_out', 'table6_out', 'table8_out', 'table11_out', 'ablation_out', 'dataset_vop_out',
+           'sft_loss_out', 'graph_example_out', 'compare_out', 'draw_all']
 
 # %% ../nbs/stage_8_figures.ipynb #bf47f5b4
 PALETTE = {'cot': '#D55E00', 'reasoning': '#E69F00', 'pot': '#CC79A7', 'got': '#7F7F7F',
@@ -217,7 +220,7 @@ def load_runs(cfg, verbose: bool = True) -> tuple[pd.DataFrame, list[Path]]:
 
 # %% ../nbs/stage_8_figures.ipynb #6d2c9116
 def our_tidy(recs: pd.DataFrame) -> pd.DataFrame:
-    "Table 2's tidy form from our records: system, family, params_b, method, phase, split, accuracy, tokens, n, split_size, run."
+    "Table 2's tidy form from our records: system, family, params_b, method, phase, split, accuracy, tokens, n, split_size, run, 95% intervals, smoke."
     rows = []
     if not len(recs): return pd.DataFrame(columns=['system', 'family', 'params_b', 'method', 'phase', 'split', 'accuracy', 'tokens'])
     for (run, method, split), g in recs[recs['dataset'].notna()].groupby(['run', 'method', 'split']):
@@ -225,7 +228,7 @@ def our_tidy(recs: pd.DataFrame) -> pd.DataFrame:
         rows.append(dict(system=r0['system'], family=r0['family'], params_b=r0['params_b'], method=method, phase=r0['phase'],
                          split=split, accuracy=100 * g['correct'].astype(float).mean(), tokens=g['tokens'].mean(), n=len(g),
                          split_size=int(r0['split_size']) if pd.notna(r0.get('split_size')) else len(g), run=run, model=r0['model'],
-                         dataset=r0['dataset'], lang=r0['lang'], kind=r0['kind']))
+                         dataset=r0['dataset'], lang=r0['lang'], kind=r0['kind']) | intervals(g))
     return pd.DataFrame(rows)
 
 def paper_tidy(t2: pd.DataFrame) -> pd.DataFrame:
@@ -249,17 +252,20 @@ def _weighted(tidy: pd.DataFrame, lang: str, kinds=('original', 'distract')) -> 
     return w.drop(columns='model')
 
 def table2_layout(tidy: pd.DataFrame, lang: str) -> pd.DataFrame:
-    "Table 2's layout for `lang`: accuracy per split, Δ per dataset, weighted accuracy and tokens, one row per system and method."
+    "Table 2's layout for `lang`: accuracy per split (with its 95% interval `lo`/`hi` and `smoke` for our runs), Δ per dataset, weighted accuracy and tokens."
     d = tidy[tidy['lang'] == lang]
     if not len(d): raise FigureError(f'no rows for language {lang!r}')
     keys = ['family', 'system', 'method', 'phase', 'run']
     acc = d.pivot_table(index=keys, columns='split', values='accuracy', aggfunc='first')
+    ci = {c: d.pivot_table(index=keys, columns='split', values=c, aggfunc='first') for c in ('acc_lo', 'acc_hi') if c in d}
     cols, out = [], pd.DataFrame(index=acc.index)
     for ds in DATASETS:
         o, a = split_name(ds, lang), split_name(ds, lang, 'distract')
         L = DATASET_LABELS[ds]
-        if o in acc: out[L] = acc[o]
-        if a in acc: out[f'{L}+D'] = acc[a]
+        for s, col in [(o, L), (a, f'{L}+D')]:
+            if s not in acc: continue
+            out[col] = acc[s]
+            for c, x in ci.items(): out[f'{col} {c[-2:]}'] = x[s]
         if o in acc and a in acc: out[f'Δ {L}'] = acc[o] - acc[a]
     w = _weighted(d, lang).set_index(['system', 'method', 'run'])
     out = out.reset_index()
@@ -269,6 +275,7 @@ def table2_layout(tidy: pd.DataFrame, lang: str) -> pd.DataFrame:
     out['all 4 splits'] = [bool(w['complete'].get(k, False)) for k in ix]
     n = d.groupby(['system', 'method', 'run'])['n'].min()
     out['n per split (min)'] = [n.get(k, np.nan) for k in ix]
+    if ci: out['smoke'] = out['n per split (min)'].map(is_smoke)
     order = {k: i for i, k in enumerate(PALETTE)}
     out = out.sort_values(['family', 'system'], key=lambda s: s.map(order) if s.name == 'family' else s).reset_index(drop=True)
     out['family'] = out['family'].map(FAMILY_LABELS)
@@ -288,8 +295,14 @@ def paper_table2(cfg) -> tuple[pd.DataFrame, list[Path]]:
 def _size(pb: float) -> float:
     return 18 + 9 * pb if pb == pb else 30
 
+_CI = ('acc_lo', 'acc_hi', 'tokens_lo', 'tokens_hi', 'n')
+
+def _ci(r, suffix: str = '') -> dict:
+    "The interval columns and n of a tidy row (NaN where absent), named with `suffix`."
+    return {f'{c}{suffix}': (r[c] if r is not None and c in r.index else np.nan) for c in _CI}
+
 def fig2_points(tidy: pd.DataFrame, lang: str) -> pd.DataFrame:
-    "The points of Figure 2: per panel, system and method, (tokens, accuracy) on the original and the +D split."
+    "The points of Figure 2: per panel, system and method, (tokens, accuracy) on the original and the +D split, with intervals and n."
     d, rows = tidy[tidy['lang'] == lang], []
     meta = d.groupby(['system', 'method', 'run'])[['family', 'params_b']].first()
     for ds in DATASETS:
@@ -299,16 +312,31 @@ def fig2_points(tidy: pd.DataFrame, lang: str) -> pd.DataFrame:
             if o is None and a is None: continue
             rows.append(dict(panel=DATASET_LABELS[ds], system=key[0], method=key[1], run=key[2], **meta.loc[key].to_dict(),
                              tokens=o['tokens'] if o is not None else np.nan, accuracy=o['accuracy'] if o is not None else np.nan,
-                             tokens_d=a['tokens'] if a is not None else np.nan, accuracy_d=a['accuracy'] if a is not None else np.nan))
+                             tokens_d=a['tokens'] if a is not None else np.nan, accuracy_d=a['accuracy'] if a is not None else np.nan) | _ci(o) | _ci(a, '_d'))
     wo, wd = _weighted(d, lang, ('original',)), _weighted(d, lang, ('distract',))
     w = wo.merge(wd, on=['system', 'method', 'run'], how='outer', suffixes=('', '_d'))
+    nmin = d.groupby(['system', 'method', 'run'])['n'].min()
     for _, r in w.iterrows():
-        rows.append(dict(panel='weighted', system=r['system'], method=r['method'], run=r['run'], **meta.loc[(r['system'], r['method'], r['run'])].to_dict(),
-                         tokens=r['mean_tokens'], accuracy=r['accuracy'], tokens_d=r['mean_tokens_d'], accuracy_d=r['accuracy_d']))
+        k = (r['system'], r['method'], r['run'])
+        rows.append(dict(panel='weighted', system=r['system'], method=r['method'], run=r['run'], **meta.loc[k].to_dict(),
+                         tokens=r['mean_tokens'], accuracy=r['accuracy'], tokens_d=r['mean_tokens_d'], accuracy_d=r['accuracy_d'])
+                    | _ci(None) | _ci(None, '_d') | dict(n=nmin.get(k, np.nan), n_d=nmin.get(k, np.nan)))
     return pd.DataFrame(rows)
 
+def _whiskers(ax, r, sfx: str, c: str, s: float) -> bool:
+    "Draw the 95% intervals of one Figure 2 point (accuracy and tokens, where known) and a grey ring if it is smoke; True if smoke."
+    x, y = r[f'tokens{sfx}'], r[f'accuracy{sfx}']
+    if x != x: return False
+    alo, ahi, tlo, thi = (r.get(f'{c_}{sfx}', np.nan) for c_ in ('acc_lo', 'acc_hi', 'tokens_lo', 'tokens_hi'))
+    yerr = [[y - alo], [ahi - y]] if alo == alo else None
+    xerr = [[x - tlo], [thi - x]] if tlo == tlo and tlo > 0 else None
+    if yerr or xerr: ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt='none', ecolor=c, elinewidth=0.5, capsize=1, alpha=0.7, zorder=2)
+    smoke = 'acc_lo' + sfx in r.index and is_smoke(r.get(f'n{sfx}', np.nan))
+    if smoke: ax.plot([x], [y], marker='o', ls='', mfc='none', mec='0.35', mew=0.6, ms=1.7 * math.sqrt(s), zorder=2)
+    return smoke
+
 def fig2(tidy: pd.DataFrame, lang: str, title: str, label_points: bool = True):
-    "Figure 2: accuracy (%) against mean output tokens (log x) per dataset and weighted, original → +D arrows (names if ≤ 6 systems)."
+    "Figure 2: accuracy (%) against mean output tokens (log x) per dataset and weighted, original → +D arrows, 95% whiskers, smoke rings."
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
@@ -318,9 +346,11 @@ def fig2(tidy: pd.DataFrame, lang: str, title: str, label_points: bool = True):
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(1, len(panels), figsize=(2.6 * len(panels), 2.9), sharey=True, squeeze=False)
         label_points = label_points and pts.groupby(['system', 'method', 'run']).ngroups <= 6
+        smoke = False
         for ax, panel in zip(axes[0], panels):
             for _, r in pts[pts['panel'] == panel].iterrows():
                 c, s = color(r['family']), _size(r['params_b'])
+                for sfx in ('', '_d'): smoke |= _whiskers(ax, r, sfx, c, s)
                 if r['tokens'] == r['tokens']: ax.scatter(r['tokens'], r['accuracy'], s=s, color=c, edgecolor='k', linewidth=0.4, zorder=3)
                 if r['tokens_d'] == r['tokens_d']: ax.scatter(r['tokens_d'], r['accuracy_d'], s=s, facecolor='white', edgecolor=c, linewidth=1.0, zorder=3)
                 if r['tokens'] == r['tokens'] and r['tokens_d'] == r['tokens_d']:
@@ -347,6 +377,7 @@ def fig2(tidy: pd.DataFrame, lang: str, title: str, label_points: bool = True):
         handles = [Line2D([], [], marker='o', ls='', color=color(f), markeredgecolor='k', markeredgewidth=0.4, label=FAMILY_LABELS[f]) for f in fams]
         handles += [Line2D([], [], marker='o', ls='', markerfacecolor='white', markeredgecolor='0.3', label='+distractors (+D)'),
                     Line2D([], [], ls='--', color='0.3', lw=0.8, label='original → +D')]
+        if smoke: handles.append(Line2D([], [], marker='o', ls='', mfc='none', mec='0.35', markersize=7, label=f'smoke (n<{SMOKE_N})'))
         pb = sorted({p for p in pts['params_b'] if p == p})
         for p in ([pb[0], pb[-1]] if len(pb) > 1 else pb):
             handles.append(Line2D([], [], marker='o', ls='', color='0.6', markersize=math.sqrt(_size(p)), label=f'{p:g}B params'))
@@ -356,12 +387,10 @@ def fig2(tidy: pd.DataFrame, lang: str, title: str, label_points: bool = True):
     return fig
 
 # %% ../nbs/stage_8_figures.ipynb #279d4474
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    "The Wilson score interval (in %) of k successes out of n."
-    if n == 0: return float('nan'), float('nan')
-    p = k / n; d = 1 + z * z / n
-    c, h = (p + z * z / (2 * n)) / d, z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return 100 * max(0.0, min(p, c - h)), 100 * min(1.0, max(p, c + h))
+def _wilson_pct(k: int, n: int) -> tuple[float, float]:
+    "The Wilson interval (dagger.stats.wilson) in %."
+    lo, hi = wilson(k, n)
+    return 100 * lo, 100 * hi
 
 def type_table(recs: pd.DataFrame, lang: str) -> pd.DataFrame:
     "Error rate (%) and Wilson interval per (family, distractor type) over the +D records of `lang`."
@@ -369,13 +398,13 @@ def type_table(recs: pd.DataFrame, lang: str) -> pd.DataFrame:
     rows = []
     for (fam, t), g in d.groupby(['family', 'aug_type']):
         n, k = len(g), int((~g['correct'].astype(bool)).sum())
-        lo, hi = wilson(k, n)
+        lo, hi = _wilson_pct(k, n)
         rows.append(dict(family=fam, category=FAMILY_LABELS[fam], aug_type=t, n=n, errors=k, error_rate=100 * k / n, ci_low=lo, ci_high=hi,
-                         systems=', '.join(sorted(set(g['system'])))))
-    return pd.DataFrame(rows, columns=['family', 'category', 'aug_type', 'n', 'errors', 'error_rate', 'ci_low', 'ci_high', 'systems'])
+                         smoke=is_smoke(n), systems=', '.join(sorted(set(g['system'])))))
+    return pd.DataFrame(rows, columns=['family', 'category', 'aug_type', 'n', 'errors', 'error_rate', 'ci_low', 'ci_high', 'smoke', 'systems'])
 
 def fig3(tt3: pd.DataFrame, title: str):
-    "Figure 3: grouped bars of error rate (%) per distractor type, one bar per model category, Wilson 95% intervals."
+    "Figure 3: grouped bars of error rate (%) per distractor type, one bar per model category, Wilson 95% intervals, smoke bars hatched."
     import matplotlib.pyplot as plt
     if not len(tt3): raise FigureError('no +D records with a distractor type')
     fams = [f for f in PALETTE if f in set(tt3['family'])]
@@ -387,14 +416,19 @@ def fig3(tt3: pd.DataFrame, title: str):
             x = np.arange(len(TYPES)) + (i - (len(fams) - 1) / 2) * width
             err = np.clip(np.array([g['error_rate'] - g['ci_low'], g['ci_high'] - g['error_rate']]), 0, None)
             ns = '/'.join(str(int(n)) if n == n else '0' for n in g['n'])
-            ax.bar(x, g['error_rate'], width * 0.95, color=color(f), label=f'{FAMILY_LABELS[f]} (n={ns})', yerr=err, capsize=1.5, error_kw=dict(lw=0.6))
+            bars = ax.bar(x, g['error_rate'], width * 0.95, color=color(f), label=f'{FAMILY_LABELS[f]} (n={ns})', yerr=err, capsize=1.5, error_kw=dict(lw=0.6))
+            for b, n in zip(bars, g['n']):
+                if n == n and is_smoke(n): b.set_hatch('////'); b.set_edgecolor('white')
         ax.set_xticks(range(len(TYPES)), ['RED\nrelated\nentity', 'OAD\northogonal\nattribute', 'NEED\nnull-effect\nevent'], fontsize=6.5)
         ax.set_ylabel('error rate (%)'); ax.set_ylim(0, 105)
         ax.set_xlabel('distractor type')
-        fig.legend(*ax.get_legend_handles_labels(), loc='lower center', frameon=False, title_fontsize=6,
+        from matplotlib.patches import Patch
+        handles, labels = ax.get_legend_handles_labels()
+        if tt3['n'].map(is_smoke).any(): handles, labels = handles + [Patch(facecolor='0.6', edgecolor='white', hatch='////')], labels + [f'smoke (n<{SMOKE_N})']
+        fig.legend(handles, labels, loc='lower center', frameon=False, title_fontsize=6,
                    title='model category (n = RED/OAD/NEED problems; whiskers: 95% Wilson interval)')
         ax.set_title(title, loc='left')
-        fig.tight_layout(rect=(0, 0.06 + 0.05 * len(fams), 1, 1))
+        fig.tight_layout(rect=(0, 0.06 + 0.05 * len(labels), 1, 1))
     return fig
 
 # %% ../nbs/stage_8_figures.ipynb #3b957966
@@ -445,7 +479,8 @@ def fig4_fits(d: pd.DataFrame) -> pd.DataFrame:
         for (kind, fam), g in dd.groupby(['kind', 'family']):
             rows.append(dict(system=', '.join(sorted(set(g['system']))), family=fam, split=g['split'].iloc[0], subset=subset, split_kind=kind,
                              method=FAMILY_LABELS[fam]) | linear_fit(g['gold_ops'], g['tokens']))
-    return pd.DataFrame(rows, columns=['system', 'family', 'split', 'subset', 'split_kind', 'method', 'r2', 'slope', 'intercept', 'n'])
+    out = pd.DataFrame(rows, columns=['system', 'family', 'split', 'subset', 'split_kind', 'method', 'r2', 'slope', 'intercept', 'n'])
+    return out.assign(smoke=out['n'].map(is_smoke))
 
 def fig4(d: pd.DataFrame, fits: pd.DataFrame, title: str):
     "Figure 4: tokens against gold |V_op| with fits and R², original and +D panels (a second row: correct only, if ≥3 points)."
@@ -491,17 +526,17 @@ def distractor_count(r) -> float:
 def dose_table(recs: pd.DataFrame, lang: str) -> pd.DataFrame:
     "Accuracy (%) per (system, method, distractor count) over both datasets of `lang`, with the splits each count came from."
     d = recs[recs['lang'] == lang].copy()
-    if not len(d): return pd.DataFrame(columns=['system', 'method', 'family', 'k', 'n', 'accuracy', 'ci_low', 'ci_high', 'kinds'])
+    if not len(d): return pd.DataFrame(columns=['system', 'method', 'family', 'k', 'n', 'accuracy', 'ci_low', 'ci_high', 'smoke', 'kinds'])
     d['k'] = [distractor_count(r) for r in d.to_dict('records')]
     rows = []
     for (s, m, fam, k), g in d[d['k'].notna()].groupby(['system', 'method', 'family', 'k']):
-        c = int(g['correct'].astype(bool).sum()); lo, hi = wilson(c, len(g))
-        rows.append(dict(system=s, method=m, family=fam, k=int(k), n=len(g), accuracy=100 * c / len(g), ci_low=lo, ci_high=hi,
+        c = int(g['correct'].astype(bool).sum()); lo, hi = _wilson_pct(c, len(g))
+        rows.append(dict(system=s, method=m, family=fam, k=int(k), n=len(g), accuracy=100 * c / len(g), ci_low=lo, ci_high=hi, smoke=is_smoke(len(g)),
                          kinds='+'.join(sorted(set(g['kind'])))))
     return pd.DataFrame(rows)
 
 def fig_dose(dt: pd.DataFrame, title: str):
-    "Accuracy (%) against the number of inserted distractors, one line per system and method."
+    "Accuracy (%) against the number of inserted distractors, one line per system and method, Wilson 95% whiskers, smoke points hollow."
     import matplotlib.pyplot as plt
     if not len(dt) or dt['k'].nunique() < 2: raise FigureError('need at least two distractor counts for a dose curve')
     with plt.rc_context(STYLE):
@@ -511,6 +546,11 @@ def fig_dose(dt: pd.DataFrame, title: str):
             g = g.sort_values('k')
             ax.errorbar(g['k'], g['accuracy'], yerr=[g['accuracy'] - g['ci_low'], g['ci_high'] - g['accuracy']], color=color(g['family'].iloc[0]),
                         ls=styles[i % 4], marker='o', ms=3, lw=1, capsize=1.5, elinewidth=0.5, label=f'{s} · {FAMILY_LABELS[g["family"].iloc[0]]}')
+            sm = g[g['n'].map(is_smoke)]
+            ax.plot(sm['k'], sm['accuracy'], 'o', ms=3, mfc='white', mec=color(g['family'].iloc[0]), zorder=3)
+        if dt['n'].map(is_smoke).any():
+            from matplotlib.lines import Line2D
+            ax.plot([], [], 'o', ms=3, mfc='white', mec='0.3', ls='', label=f'hollow: smoke (n<{SMOKE_N})')
         ax.set_xlabel('distractors inserted into the problem (count)'); ax.set_ylabel('accuracy (%)'); ax.set_ylim(-3, 103)
         ax.set_xticks(sorted(dt['k'].unique()))
         ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.2), frameon=False)
@@ -522,8 +562,8 @@ def fig_dose(dt: pd.DataFrame, title: str):
 def flag_table(recs: pd.DataFrame) -> pd.DataFrame:
     "Distractor-flag precision/recall/F1 (%) per (system, split) of DAGGER records on +D or dose splits."
     d = recs[(recs['method'] == 'dagger') & recs['kind'].isin(['distract', 'dose'])] if len(recs) else recs
-    rows = [dict(system=s, family=f, split=sp, n=len(g)) | distractor_prf(g) for (s, f, sp), g in d.groupby(['system', 'family', 'split'])] if len(d) else []
-    return pd.DataFrame(rows, columns=['system', 'family', 'split', 'n', 'flag_precision', 'flag_recall', 'flag_f1', 'flag_n'])
+    rows = [dict(system=s, family=f, split=sp, n=len(g), smoke=is_smoke(len(g))) | distractor_prf(g) for (s, f, sp), g in d.groupby(['system', 'family', 'split'])] if len(d) else []
+    return pd.DataFrame(rows, columns=['system', 'family', 'split', 'n', 'smoke', 'flag_precision', 'flag_recall', 'flag_f1', 'flag_n'])
 
 def fig_flags(ft: pd.DataFrame, title: str):
     "Bars of distractor-flag precision, recall and F1 (%) per system and split."
@@ -585,7 +625,8 @@ def table4_ours(recs: pd.DataFrame, lang: str) -> pd.DataFrame:
     d['model'] = d['system'] + '\x00' + d['run']
     s = summarize(d)
     s[['system', 'run']] = s['model'].str.split('\x00', expand=True)
-    cols = ['system', 'method', 'split', 'n', 'accuracy', 'exec_rate', 'mean_tokens', 'calls_per_problem', 'repaired_pct', 'mean_ops']
+    cols = ['system', 'method', 'split', 'n', 'accuracy', 'acc_lo', 'acc_hi', 'exec_rate', 'mean_tokens', 'tokens_lo', 'tokens_hi', 'calls_per_problem',
+            'repaired_pct', 'mean_ops', 'smoke']
     s = s[cols].sort_values(['system', 'method', 'split']).reset_index(drop=True)
     return s.rename(columns={'system': 'model', 'exec_rate': 'execution_rate'})
 
@@ -595,7 +636,7 @@ def table8_from_records(recs: pd.DataFrame, lang: str, dataset: str = 'msvamp') 
     if 'n_nodes' in d: d = d[d['n_nodes'].notna()]
     if not len(d): raise FigureError(f'no parsed DAGGER graphs on {split_name(dataset, lang)}')
     g = d.groupby('phase')['n_nodes'].agg(['mean', 'size']).reindex([p for p in PHASES if p in set(d['phase'])])
-    return pd.DataFrame(dict(phase=g.index, avg_nodes=g['mean'].values, n=g['size'].values, split=split_name(dataset, lang),
+    return pd.DataFrame(dict(phase=g.index, avg_nodes=g['mean'].values, n=g['size'].values, smoke=[is_smoke(n) for n in g['size']], split=split_name(dataset, lang),
                              systems=[', '.join(sorted(set(d[d['phase'] == p]['system']))) for p in g.index]))
 
 # %% ../nbs/stage_8_figures.ipynb #4751471f
@@ -635,6 +676,23 @@ def paper_beside_ours(paper: pd.DataFrame, ours: pd.DataFrame, on=None) -> pd.Da
         return p.merge(o, on=list(on), how='outer', suffixes=(' (paper)', ' (ours)'))
     return pd.concat([paper.assign(source='paper-reported'), ours.assign(source='ours')], ignore_index=True)[['source'] + list(dict.fromkeys(list(paper) + list(ours)))]
 
+SMOKE_NOTE = f'; † smoke: our rows from fewer than {SMOKE_N} problems are checks that the code runs, not results comparable with the paper'
+
+def smoke_column(t: pd.DataFrame) -> pd.DataFrame:
+    "Table `t` with a `smoke` column (from `n`, or the min-n column of Table 2) if it has none and has a count."
+    if 'smoke' in t: return t
+    n = next((c for c in ('n', 'n per split (min)') if c in t), None)
+    return t.assign(smoke=t[n].map(is_smoke)) if n else t
+
+def mark_smoke(t: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    "A side-by-side table with its smoke rows marked ('ours †' as source) and the caption note, if any row is smoke."
+    col = next((c for c in ('smoke', 'smoke (ours)') if c in t), None)
+    if col is None: return t, ''
+    smoke = t[col].fillna(False).astype(bool)
+    if not smoke.any(): return t, ''
+    if 'source' in t: t = t.assign(source=np.where(smoke, t['source'] + ' †', t['source']))
+    return t, SMOKE_NOTE
+
 # %% ../nbs/stage_8_figures.ipynb #e230fab7
 PAPER_TABLES = ('table2', 'table3', 'table4', 'table5', 'table6', 'table7', 'table8', 'table11', 'figure4_r2')
 ABLATION_TABLES = ('table3', 'table5', 'table7')
@@ -642,17 +700,19 @@ TABLE_TITLES = {'table2': 'Table 2: accuracy (%), Δ and output tokens per syste
                 'table4': 'Table 4: methods compared (accuracy, execution rate, tokens)', 'table5': 'Table 5: MGSM in other languages',
                 'table6': 'Table 6: GRPO initialisation (base vs SFT), accuracy (%)', 'table7': 'Table 7: CoT prompt sensitivity',
                 'table8': 'Table 8: mean nodes per generated graph by training phase', 'table11': 'Table 11: distractors per problem',
-                'figure4_r2': 'Figure 4: R² of output tokens on gold |V_op|'}
+                'figure4_r2': 'Figure 4: R² of output tokens on gold |V_op|',
+                'comparisons': 'Paired comparisons on the same problems: difference (a − b), 95% interval, p-value'}
 
 def _wrap(s: str, width: int = 95) -> str:
     import textwrap
     return '\n'.join(textwrap.wrap(s, width))
 
 def ours_label(d: pd.DataFrame, cfg, lang: str | None = None) -> str:
-    "'our run: <systems>, profile <name>, n=<per split>, <language>' for the records `d`."
+    "'our run: <systems>, profile <name>, n=<per split>[, smoke (n<30)], <language>' for the records `d`."
     n = d.groupby(['run', 'method', 'split']).size()
     ns = f'n={n.min()}' if n.min() == n.max() else f'n={n.min()}–{n.max()}'
-    return f'our run: {", ".join(sorted(set(d["system"])))}, profile {cfg.name}, {ns} per split' + (f', {lang_name(lang)}' if lang else '')
+    smoke = f', smoke (n<{SMOKE_N})' if is_smoke(n.min()) else ''
+    return f'our run: {", ".join(sorted(set(d["system"])))}, profile {cfg.name}, {ns} per split{smoke}' + (f', {lang_name(lang)}' if lang else '')
 
 def _run_files(d: pd.DataFrame, files: list[Path]) -> list[Path]:
     runs = set(d['run'])
@@ -711,9 +771,21 @@ def fig2_ours(st: Stage) -> list[Path]:
     d = st.need_runs()
     tidy = our_tidy(d)
     label = ours_label(d, st.cfg, st.lang)
-    fig = fig2(tidy, st.lang, _wrap(f'Figure 2: accuracy vs output tokens, {label}'))
+    fig = fig2(tidy, st.lang, _wrap(f'Figure 2: accuracy vs output tokens, {label}; whiskers: 95% intervals (Wilson, bootstrap)'))
     ins = _run_files(d, st.files)
     return st.figure(fig, f'fig2_ours-{st.P}', ins, label) + st.table(table2_layout(tidy, st.lang), f'table2_ours-{st.P}', ins, label, TABLE_TITLES['table2'])
+
+def comparisons_ours(recs: pd.DataFrame) -> pd.DataFrame:
+    "dagger.eval.paired_comparisons over our records, the model named by its system without the phase suffix."
+    base = recs['system'].str.replace(r' (SFT|SFT→GRPO|Base→GRPO)$', '', regex=True)
+    return paired_comparisons(recs.assign(model=base))
+
+def comparisons_out(st: Stage) -> list[Path]:
+    "The table of paired comparisons (SFT vs untrained, GRPO vs SFT, DAGGER vs CoT, Δ and Δ vs Δ) from our runs."
+    d = st.need_runs()
+    t = comparisons_ours(d)
+    if not len(t): raise FigureError('no stated comparison in the runs (DAGGER and CoT, or two training phases, on the same problems)')
+    return st.table(t, f'comparisons_ours-{st.P}', _run_files(d, st.files), ours_label(d, st.cfg, st.lang), TABLE_TITLES['comparisons'])
 
 def fig3_ours(st: Stage) -> list[Path]:
     "Figure 3 (error rate by distractor type and model category) and its table from our +D records."
@@ -800,7 +872,7 @@ def table6_out(st: Stage) -> list[Path]:
     t = our_tidy(d)
     init = d.groupby('run')['init'].first()
     t['init'] = [init.get(r) if isinstance(init.get(r), str) and init.get(r) else 'sft' for r in t['run']]
-    t = t[['system', 'params_b', 'init', 'split', 'accuracy', 'n', 'tokens']]
+    t = t[['system', 'params_b', 'init', 'split', 'accuracy', 'acc_lo', 'acc_hi', 'n', 'tokens', 'tokens_lo', 'tokens_hi', 'smoke']]
     return st.table(t, f'table6_ours-{st.P}', _run_files(d, st.files), ours_label(d, st.cfg, st.lang), TABLE_TITLES['table6'])
 
 def table8_out(st: Stage) -> list[Path]:
@@ -823,14 +895,14 @@ def table11_out(st: Stage) -> list[Path]:
     return st.table(t, f'table11_ours-{st.P}', files, f'our data: DistractMath splits and SFT training graphs, profile {st.P}', TABLE_TITLES['table11'])
 
 def ablation_out(st: Stage, name: str) -> list[Path]:
-    "Our ablation table `name` as the ablations stage wrote it (results/<profile>/ablations/<name>/table.csv)."
+    "Our ablation table `name` from the ablations stage's records (dagger.ablations, with intervals and paired tests), else its table.csv."
     folder = layout.path(st.cfg, 'ablations')/name
     p = folder/'table.csv'
     if not p.is_file(): raise FileNotFoundError(f'no {_rel(p)} (run the ablations stage)')
     ins = [f for f in (p, folder/'records.jsonl', folder/'run.json') if f.is_file()]
     run = read_json(folder/'run.json') if (folder/'run.json').is_file() else {}
     model = run.get('model') or (run.get('profile') or {}).get('model', '?')
-    t = pd.read_csv(p)
+    t = getattr(ablations, name)(read_jsonl(folder/'records.jsonl')) if (folder/'records.jsonl').is_file() else pd.read_csv(p)
     if name == 'table7' and 'config' in t: t['config'] = t['config'].map(lambda c: TABLE7_CONFIGS.get(c, c))
     if name == 'table3' and 'annotations' in t:   # the paper's columns: system, distractor_annotations
         t.insert(0, 'system', f'{short_model(model)} SFT'); t.insert(1, 'distractor_annotations', t.pop('annotations') == 'with')
@@ -887,15 +959,15 @@ def compare_out(st: Stage, name: str) -> list[Path]:
     if name == 'table2': paper = st.tables.get('table2_paper-reported', paper_table2(st.cfg)[0])
     ours_side = layout.figures_output(st.cfg)/'tables'/f'{name}_ours-{st.P}.json'
     ins = [path] + [Path(project_root()/i['path']) for i in read_json(ours_side)['inputs']]
-    return st.table(paper_beside_ours(paper, ours, COMPARE_KEYS.get(name)), f'{name}_compare-{st.P}', ins,
-                    f'paper-reported vs our run, profile {st.P}', TABLE_TITLES[name] + ', paper and ours')
+    t, note = mark_smoke(paper_beside_ours(paper, smoke_column(ours), COMPARE_KEYS.get(name)))
+    return st.table(t, f'{name}_compare-{st.P}', ins, f'paper-reported vs our run, profile {st.P}', TABLE_TITLES[name] + ', paper and ours' + note)
 
 def draw_all(cfg, verbose: bool = True) -> dict:
     "Make every figure and table whose inputs exist (paper, ours, side by side); write and return the manifest."
     st = Stage(cfg, verbose)
     for name in PAPER_TABLES: st.part(f'{name} (paper)', lambda name=name: paper_outputs(st, name))
     st.part('Figure 2 (paper)', lambda: fig2_paper(st))
-    for name, fn in [('Figure 2 + Table 2 (ours)', fig2_ours), ('Figure 3 (ours)', fig3_ours), ('Figure 4 (ours)', fig4_ours),
+    for name, fn in [('Figure 2 + Table 2 (ours)', fig2_ours), ('paired comparisons (ours)', comparisons_out), ('Figure 3 (ours)', fig3_ours), ('Figure 4 (ours)', fig4_ours),
                      ('dose curve (ours)', dose_ours), ('distractor flags table (ours)', flags_ours), ('distractor flags figure (ours)', flags_fig_ours),
                      ('GRPO curve (ours)', grpo_out), ('SFT loss (ours)', sft_loss_out), ('gold |V_op| (ours)', dataset_vop_out),
                      ('graph example (ours)', graph_example_out), ('Table 4 (ours)', table4_out), ('Table 6 (ours)', table6_out), ('Table 8 (ours)', table8_out), ('Table 11 (ours)', table11_out)]:

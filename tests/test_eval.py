@@ -1,5 +1,6 @@
 "Answer extraction, prompts, scoring, metrics and the GoT control flow of dagger.eval (fast; no model)."
 import json, math
+import numpy as np
 import pandas as pd
 import pytest
 from dagger import prompts as P
@@ -131,7 +132,7 @@ def test_known_distractors_from_added_sentences():
 
 # --- metrics --------------------------------------------------------------------------------------------
 def R(method, split, correct, tokens, **kw):
-    base = dict(method=method, model='m', split=split, id=f'{split}-{kw.pop("i", 0)}', correct=correct, tokens=tokens,
+    base = dict(method=method, model='m', base_model='m', phase='untrained', split=split, id=f'{split}-{kw.pop("i", 0)}', correct=correct, tokens=tokens,
                 calls=kw.pop('calls', 1), executed=None, n_ops=None, repairs=None, flagged=None, distractor_values=None,
                 aug_type=None, split_size=kw.pop('split_size', 100))
     return base | kw
@@ -165,6 +166,48 @@ def test_summary(records):
     assert math.isclose(d['flag_f1'], 400 / 7) and d['flag_n'] == 2
     assert s.loc[('got', 'mgsm_bn'), 'calls_per_problem'] == 6
     assert math.isnan(s.loc[('cot', 'mgsm_bn'), 'exec_rate']) and math.isnan(s.loc[('cot', 'mgsm_bn'), 'flag_precision'])
+
+
+def test_summary_intervals_and_smoke(records):
+    s = E.summarize(records).set_index(['method', 'split'])
+    r = s.loc[('cot', 'mgsm_bn')]                                             # 1 of 2 right, tokens 10 and 30
+    assert math.isclose(r['acc_lo'], 9.45, abs_tol=0.01) and math.isclose(r['acc_hi'], 90.55, abs_tol=0.01)
+    assert 10 <= r['tokens_lo'] <= r['mean_tokens'] <= r['tokens_hi'] <= 30 and r['smoke']
+    assert s.loc[('cot', 'msvamp_bn'), 'acc_hi'] == 100 and s.loc[('cot', 'msvamp_bn'), 'tokens_lo'] == 20   # all right, equal tokens
+    big = pd.DataFrame([R('cot', 'mgsm_bn', i % 2 == 0, 10 + i, i=i) for i in range(40)])
+    b = E.summarize(big).iloc[0]
+    assert not b['smoke'] and b['acc_lo'] < 50 < b['acc_hi'] and b['n'] == 40
+
+
+def _pr(method, phase, split, i, correct, tokens=100):
+    aug = split.endswith('_distract')
+    return dict(method=method, model='m' if phase == 'untrained' else f'm ({phase.upper()})', base_model='m', phase=phase, split=split, id=f'{split}-{i}',
+                correct=correct, tokens=tokens, original_id=f'msvamp_bn-{i}' if aug else None)
+
+
+def test_paired_comparisons():
+    recs = []
+    for i in range(40):
+        recs += [_pr('dagger', 'untrained', 'msvamp_bn', i, i < 10), _pr('dagger', 'sft', 'msvamp_bn', i, i < 30, 80),
+                 _pr('dagger', 'grpo', 'msvamp_bn', i, i < 30, 70), _pr('cot', 'untrained', 'msvamp_bn', i, i < 20, 200),
+                 _pr('dagger', 'sft', 'msvamp_bn_distract', i, i < 28), _pr('cot', 'untrained', 'msvamp_bn_distract', i, i < 5)]
+    pc = E.paired_comparisons(recs).set_index(['comparison', 'metric', 'split'])
+    s = pc.loc[('SFT vs untrained', 'accuracy', 'msvamp_bn')]
+    assert (s['n'], s['diff'], s['discordant_b'], s['discordant_c'], s['smoke']) == (40, 50.0, 20, 0, False)
+    assert math.isclose(s['p'], 2 * 0.5 ** 20) and s['ci_lo'] > 0 and s['test'].startswith('McNemar')
+    g = pc.loc[('GRPO vs SFT', 'accuracy', 'msvamp_bn')]
+    assert g['diff'] == 0 and g['p'] == 1 and (g['discordant_b'], g['discordant_c']) == (0, 0)      # no discordant pairs
+    assert pc.loc[('GRPO vs SFT', 'tokens', 'msvamp_bn'), 'diff'] == -10
+    d = pc.loc[('Δ DAGGER (sft) vs CoT', 'Δ accuracy', 'msvamp_bn → msvamp_bn_distract')]
+    assert np.allclose([d['value_a'], d['value_b'], d['diff']], [5.0, 37.5, -32.5]) and d['ci_hi'] < 0 and d['p'] < 0.01
+    assert ('SFT vs untrained', 'accuracy', 'msvamp_bn_distract') not in pc.index                  # untrained DAGGER has no +D records
+    assert E.paired_comparisons(recs[:6 * 5])['smoke'].all() and len(E.paired_comparisons([])) == 0
+
+
+def test_records_carry_the_original_id():
+    p = Problem('msvamp_bn_distract-0001', 'q', 3.0, 'bn', 'distractmath-msvamp', 'msvamp_bn_distract', aug_type='RED',
+                meta=dict(original_id='msvamp_bn-0004'))
+    assert E._problem_fields(p)['original_id'] == 'msvamp_bn-0004'
 
 
 def test_deltas(records):

@@ -154,7 +154,15 @@ def test_partial_inputs_make_what_they_can(tmp_path):
     t8 = pd.read_csv(cfg.figures/'tables'/'table8_compare-cpu.csv').set_index('phase')
     assert t8.loc['grpo', 'avg_nodes (paper)'] == 7.84 and t8.loc['grpo', 'avg_nodes (ours)'] == 7.0 and math.isnan(t8.loc['untrained', 'avg_nodes (ours)'])
     cmp = pd.read_csv(cfg.figures/'tables'/'table2_compare-cpu.csv')
-    assert set(cmp['source']) == {'paper-reported', 'ours'}
+    assert set(cmp['source']) == {'paper-reported', 'ours †'} and cmp.loc[cmp['source'] == 'ours †', 'smoke'].all()   # 6 problems per split
+    assert '† smoke' in (cfg.figures/'tables'/'table2_compare-cpu.md').read_text().splitlines()[0]
+    t2 = pd.read_csv(cfg.figures/'tables'/'table2_ours-cpu.csv')
+    assert {'MGSM lo', 'MGSM hi', 'MSVAMP+D lo', 'smoke'} <= set(t2.columns) and t2['smoke'].all()
+    assert math.isclose(t2['MGSM lo'].iloc[0], 100 * 0.1876, abs_tol=0.01)                          # Wilson for 3/6: [18.76%, 81.24%]
+    pc = pd.read_csv(cfg.figures/'tables'/'comparisons_ours-cpu.csv')
+    assert pc['smoke'].all()
+    assert {'DAGGER (untrained) vs CoT', 'Δ DAGGER (untrained) vs CoT'} <= set(pc['comparison']) and pc['p'].between(0, 1).all()
+    assert 'smoke (n<30)' in json.loads((cfg.figures/'fig2_ours-cpu.json').read_text())['title']
     side = json.loads((cfg.figures/'tables'/'table2_compare-cpu.json').read_text())
     assert any(i['path'].endswith('table2.csv') for i in side['inputs']) and any(i['path'].endswith('records.jsonl') for i in side['inputs'])
 
@@ -192,3 +200,37 @@ def test_english_only_originals_make_what_they_can(tmp_path):
     assert {'fig2_ours-cpu.png', 'table2_ours-cpu.csv', 'table4_ours-cpu.csv'} <= written
     assert 'English' in json.loads((cfg.figures/'fig2_ours-cpu.json').read_text())['title']
     assert {'Figure 3 (ours)', 'dose curve (ours)'} <= {s['part'] for s in m['skipped']}
+
+
+# --- intervals and smoke in the figures ---------------------------------------------------------------------
+def test_figures_draw_intervals_and_mark_smoke(tmp_path):
+    cfg = _cfg(tmp_path)
+    _write_run(cfg, 'toy', 'untrained', ('cot', 'dagger'))
+    recs, _ = F.load_runs(cfg)
+    fig = F.fig2(F.our_tidy(recs), 'bn', 'ours')
+    ax = fig.axes[0]
+    assert sum(type(c).__name__ == 'LineCollection' for c in ax.collections) >= 8          # x and y whiskers of 4 points
+    assert 'smoke (n<30)' in [t.get_text() for t in fig.legends[0].get_texts()]
+    paper = F.fig2(F.paper_tidy(_paper_table2()), 'bn', 'paper')                               # paper: n = split sizes, no whiskers
+    assert not any(type(c).__name__ == 'LineCollection' for c in paper.axes[0].collections)
+    assert 'smoke (n<30)' not in [t.get_text() for t in paper.legends[0].get_texts()]
+    t3 = F.type_table(recs, 'bn')
+    assert t3['smoke'].all() and (t3['ci_low'] <= t3['error_rate']).all()
+    assert all(p.get_hatch() == '////' for p in F.fig3(t3, 'ours').axes[0].patches)
+    big = recs.loc[recs.index.repeat(10)].assign(id=lambda d: d['id'] + '-' + d.groupby(level=0).cumcount().astype(str)).reset_index(drop=True)
+    tb = F.type_table(big, 'bn')
+    assert not tb['smoke'].any() and not any(p.get_hatch() for p in F.fig3(tb, 'ours').axes[0].patches)
+    dt = F.dose_table(recs, 'bn')
+    assert dt['smoke'].all() and 'hollow: smoke (n<30)' in [t.get_text() for t in F.fig_dose(dt, 'ours').axes[0].get_legend().get_texts()]
+    t4 = F.table4_ours(recs, 'bn')
+    assert {'acc_lo', 'acc_hi', 'tokens_lo', 'tokens_hi', 'smoke'} <= set(t4.columns) and (t4['acc_lo'] <= t4['accuracy']).all()
+
+
+def test_side_by_side_marks_smoke_rows():
+    paper = pd.DataFrame({'config': ['a', 'b'], 'accuracy': [70.0, 60.0]})
+    ours = F.smoke_column(pd.DataFrame({'config': ['a', 'b'], 'accuracy': [50.0, 40.0], 'n': [8, 250]}))
+    t, note = F.mark_smoke(F.paper_beside_ours(paper, ours, ['config']))
+    assert t.set_index('config')['smoke'].to_dict() == {'a': True, 'b': False} and '† smoke' in note
+    t, note = F.mark_smoke(F.paper_beside_ours(paper, ours))
+    assert t['source'].tolist() == ['paper-reported', 'paper-reported', 'ours †', 'ours']
+    assert F.mark_smoke(F.paper_beside_ours(paper, F.smoke_column(ours.assign(n=100).drop(columns='smoke'))))[1] == ''
