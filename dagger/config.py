@@ -5,12 +5,13 @@ from __future__ import annotations
 import configparser, dataclasses, json, os, re, subprocess, tempfile, typing
 from dataclasses import dataclass, fields
 from pathlib import Path
+from .roster import roster_problems
 
 # %% auto #0
-__all__ = ['SECTIONS', 'METHODS', 'PHASES', 'ALLOWED', 'AT_LEAST', 'SPLIT', 'DEVICE', 'LEGACY', 'ConfigError', 'project_root',
-           'TeacherSettings', 'SFTSettings', 'GRPOSettings', 'EvalSettings', 'AblationSettings', 'Profile', 'problems',
-           'build_profile', 'profile_names', 'load_profile', 'DataFileError', 'atomic_write_text', 'write_json',
-           'read_json', 'write_jsonl', 'read_jsonl', 'git_commit', 'run_info']
+__all__ = ['ROSTER_FIELDS', 'SECTIONS', 'METHODS', 'PHASES', 'ALLOWED', 'AT_LEAST', 'SPLIT', 'DEVICE', 'LEGACY', 'ConfigError',
+           'project_root', 'TeacherSettings', 'SFTSettings', 'GRPOSettings', 'EvalSettings', 'AblationSettings',
+           'Profile', 'problems', 'build_profile', 'profile_names', 'load_profile', 'DataFileError',
+           'atomic_write_text', 'write_json', 'read_json', 'write_jsonl', 'read_jsonl', 'git_commit', 'run_info']
 
 # %% ../nbs/lib_01_config.ipynb #796b0e19
 class ConfigError(ValueError):
@@ -78,6 +79,7 @@ class AblationSettings:
     languages: tuple = ('en', 'es', 'te', 'th')   # MGSM languages of Table 5
     table3_splits: tuple = ('msvamp_bn', 'msvamp_bn_distract')   # original and augmented splits of Table 3
 
+ROSTER_FIELDS = ('roster', 'roster_only')   # read from `roster.<id>` lines, not set by name
 SECTIONS = {'teacher': TeacherSettings, 'sft': SFTSettings, 'grpo': GRPOSettings, 'eval': EvalSettings, 'ablation': AblationSettings}
 
 @dataclass(frozen=True)
@@ -104,6 +106,8 @@ class Profile:
     api_key_env: str = 'OPENAI_API_KEY' # the environment variable holding the API key (never the key itself)
     api_concurrency: int = 8            # API requests in flight at once
     tensor_parallel_size: int = 1       # GPUs per vLLM model
+    roster: tuple = ()                  # the systems of the paper's tables (`roster.<id>` lines; dagger.roster)
+    roster_only: tuple = ()             # `roster.only`: the ids of the systems to run; () = all
     teacher: TeacherSettings = dataclasses.field(default_factory=TeacherSettings)
     sft: SFTSettings = dataclasses.field(default_factory=SFTSettings)
     grpo: GRPOSettings = dataclasses.field(default_factory=GRPOSettings)
@@ -128,8 +132,9 @@ class Profile:
         return getattr(getattr(self, sec), f) if f else getattr(self, key)
     def flat(self) -> dict:
         "Every setting under its name in settings.ini ('sft.recipe': 'cpu', ...)."
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in SECTIONS}
-        return d | {f'{s}.{f.name}': getattr(getattr(self, s), f.name) for s in SECTIONS for f in fields(SECTIONS[s])}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in SECTIONS and f.name not in ROSTER_FIELDS}
+        d |= {f'{s}.{f.name}': getattr(getattr(self, s), f.name) for s in SECTIONS for f in fields(SECTIONS[s])}
+        return d | {f'roster.{s.id}': s.text for s in self.roster} | ({'roster.only': ','.join(self.roster_only)} if self.roster_only else {})
     def replace(self, **changes) -> 'Profile':
         "A copy with settings changed, named as in settings.ini or as keyword-safe `sft__recipe`; checked like a load."
         return build_profile(self.name, self.flat() | {_key(k): v for k, v in changes.items()})
@@ -204,12 +209,16 @@ def _types() -> dict:
 def build_profile(name: str, values: dict) -> Profile:
     "A checked Profile from settings named as in settings.ini; ConfigError lists every problem."
     types = _types()
+    only = _cast('roster.only', tuple, values.get('roster.only', ''))
+    lines = {k[len('roster.'):]: str(v) for k, v in values.items() if k.startswith('roster.') and k != 'roster.only'}
+    values = {k: v for k, v in values.items() if not k.startswith('roster.') and k not in ROSTER_FIELDS}
+    roster, roster_bad = roster_problems(lines, only)
     unknown = sorted(set(values) - set(types) - {'name'})
     if unknown: raise ConfigError(f'unknown setting(s) {unknown} for profile {name!r}; valid: {sorted(types)}')
     vals = {k: _cast(k, types[k], v) for k, v in values.items() if k != 'name'}
     subs = {s: c(**{k.split('.', 1)[1]: v for k, v in vals.items() if k.startswith(s + '.')}) for s, c in SECTIONS.items()}
-    cfg = Profile(name=name, **{k: v for k, v in vals.items() if '.' not in k}, **subs)
-    if bad := problems(cfg): raise ConfigError(f'profile {name!r}:\n  ' + '\n  '.join(bad))
+    cfg = Profile(name=name, **{k: v for k, v in vals.items() if '.' not in k}, **subs, roster=roster, roster_only=only)
+    if bad := problems(cfg) + roster_bad: raise ConfigError(f'profile {name!r}:\n  ' + '\n  '.join(bad))
     return cfg
 
 def profile_names(path: str | Path | None = None) -> list[str]:

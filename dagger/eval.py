@@ -11,19 +11,22 @@ from . import graph as G
 from .config import project_root, write_json, write_jsonl, read_jsonl, atomic_write_text, run_info, METHODS, PHASES
 from .numbers import extract_numbers, to_ascii_digits
 from . import layout
-from .llm import Sampling, backend_from_profile
+from .llm import Sampling, backend_from_profile, get_backend, cache_dir
 from .sandbox import run_program, extract_program, isolation_info
 from .data import load_split, sample, evaluable, prepared_split, PAPER_SPLIT_SIZES
 from .prompts import (ANSWER_PHRASES, labels, cot_messages, reasoning_messages, dagger_prompt, pot_messages, student_prompt,
                             got_generate_messages, got_score_messages, got_aggregate_messages, got_refine_messages)
 from . import layout
 from .stats import wilson, bootstrap_mean_ci, mcnemar, paired_bootstrap_diff, delta_ci, delta_diff, is_smoke
+from .roster import default_budget, selected, PAPER_TABLES
+import dataclasses
 
 # %% auto #0
-__all__ = ['BUDGETS', 'PROMPTS', 'STUDENT_BUDGET', 'KEYS', 'COMPARISONS', 'signed_numbers', 'extract_answer', 'extract_boxed',
-           'score_text', 'known_distractors', 'budget', 'run_method', 'parse_score', 'run_got', 'distractor_prf',
-           'intervals', 'summarize', 'original_split', 'deltas', 'weighted', 'type_errors', 'run_name', 'write_results',
-           'load_splits', 'evaluate', 'phase_model', 'run_eval', 'paired_accuracy', 'paired_comparisons']
+__all__ = ['BUDGETS', 'PROMPTS', 'STUDENT_BUDGET', 'KEYS', 'EVAL_TABLES', 'TRAINED_FOLDERS', 'COMPARISONS', 'signed_numbers',
+           'extract_answer', 'extract_boxed', 'score_text', 'known_distractors', 'budget', 'run_method', 'parse_score',
+           'run_got', 'distractor_prf', 'intervals', 'summarize', 'original_split', 'deltas', 'weighted', 'type_errors',
+           'run_name', 'write_results', 'load_splits', 'evaluate', 'phase_model', 'run_eval', 'system_cells',
+           'system_model', 'system_backend', 'run_system', 'paired_accuracy', 'paired_comparisons']
 
 # %% ../nbs/lib_11_eval.ipynb #f0514462
 def signed_numbers(text: str, words: bool = False) -> list[tuple[float, int, int]]:
@@ -105,7 +108,7 @@ def score_text(method: str, text: str, gold: float, lang: str = 'bn', timeout: f
     return r | dict(prediction=float(pred), correct=bool(G.is_correct(pred, gold)))
 
 # %% ../nbs/lib_11_eval.ipynb #af226f89
-BUDGETS = dict(cot=2048, reasoning=7168, dagger=1024, pot=1024, got=1024)
+BUDGETS = {m: default_budget(m).new_tokens for m in METHODS}   # A.5 (dagger.roster): cot 2048, reasoning 7168, dagger 1024; pot, got 1024 (ours)
 PROMPTS = dict(cot=cot_messages, reasoning=reasoning_messages, dagger=dagger_prompt, pot=pot_messages)
 def known_distractors(p) -> list[float] | None:
     "The values of the distractor quantities added to an augmented problem (numbers in its added sentences), else None."
@@ -120,11 +123,13 @@ def _problem_fields(p) -> dict:
     return dict(id=p.id, split=p.split, source=p.source, lang=p.lang, aug_type=p.aug_type, answer=float(p.answer),
                 distractor_values=None if known is None else [float(v) for v in known], original_id=meta.get('original_id'))
 
-STUDENT_BUDGET = 2048   # fine-tuned DAGGER models (SFT, GRPO) get 2048 new tokens in the paper (A.5)
+# fine-tuned DAGGER models (SFT, GRPO): 2048 new tokens. Not in A.5 (which gives none for them): Table 10's max completion length
+STUDENT_BUDGET = default_budget('dagger', student=True).new_tokens
 
-def budget(method: str, cap: int = 0, student: bool = False) -> int:
-    "New-token budget for `method` (a fine-tuned student's for `student`): the paper's, capped by `cap` when `cap` > 0."
-    b = STUDENT_BUDGET if student and method == 'dagger' else BUDGETS[method]
+def budget(method: str, cap: int = 0, student: bool = False, system=None) -> int:
+    "New-token budget for `method`: roster `system`'s if given, else A.5's (a fine-tuned student's for `student`); capped by `cap` > 0."
+    if method not in METHODS: raise KeyError(f'unknown method {method!r}; have {METHODS}')
+    b = system.budget(method).new_tokens if system is not None else (STUDENT_BUDGET if student and method == 'dagger' else BUDGETS[method])
     return min(b, cap) if cap else b
 
 def run_method(method: str, problems: list, backend, max_new_tokens: int | None = None, timeout: float = 5.0,
@@ -288,7 +293,7 @@ def load_splits(splits, n: int = 0, seed: int = 0, cfg=None, limit: int = 0, ver
         out[s] = (ps[:limit] if limit else ps, len(full))
     return out
 
-def evaluate(backend, methods, splits: dict, cap: int = 0, model: str = '', progress: bool = True, student: bool = False,
+def evaluate(backend, methods, splits: dict, cap: int = 0, model: str = '', progress: bool = True, student: bool = False, system=None,
              phase: str = 'untrained', base_model: str = '', init: str | None = None, **kw) -> list[dict]:
     """Run every method on the problems of all loaded splits with `backend` (one batched call per method; `student`: a fine-tuned
     model's budgets); return the records. Each record names its system by fields: `base_model` (the model the system starts
@@ -300,7 +305,7 @@ def evaluate(backend, methods, splits: dict, cap: int = 0, model: str = '', prog
     for m in methods:
         if not problems: break
         t0 = time.time()
-        rs = run_method(m, problems, backend, max_new_tokens=budget(m, cap, student), progress=progress, **kw)
+        rs = run_method(m, problems, backend, max_new_tokens=budget(m, cap, student, system), progress=progress, **kw)
         dt = (time.time() - t0) / len(rs)
         recs += [r | dict(model=model or backend.model, base_model=base_model or model or backend.model, phase=phase, init=init,
                           backend=backend.kind, split_size=sizes[r['split']], seconds=round(dt, 3)) for r in rs]
@@ -335,6 +340,62 @@ def run_eval(cfg, backend=None, methods=None, splits=None, n: int | None = None,
                     sandbox=isolation_info() if 'pot' in methods else None)
     out = layout.output(cfg, 'eval')/(run_name(cfg.model) + ('' if phase == 'untrained' else f'-{phase}'))
     tables = write_results(recs, out, info) if write else (lambda df: dict(records=df, summary=summarize(df)))(pd.DataFrame(recs))
+    return tables | dict(info=info, out=out)
+
+# %% ../nbs/lib_11_eval.ipynb #5b79e109
+EVAL_TABLES = ('table2', 'table3', 'table4', 'table6')   # the tables the evaluation stage computes from the roster
+
+def system_cells(system, tables=EVAL_TABLES) -> dict:
+    "{method: [splits]} that the evaluation stage computes for roster `system` (its default prompts only)."
+    out = {}
+    for t, m, v, s in system.cells():
+        if t in tables and v == '' and s not in out.setdefault(m, []): out[m].append(s)
+    return {m: ss for m, ss in out.items() if ss}
+
+TRAINED_FOLDERS = {'sft': 'sft', 'grpo': 'grpo', 'grpo_base': 'grpo_base'}
+
+def system_model(cfg, system) -> str:
+    "The model roster `system` answers with: its hub name, or the merged model its training stage wrote."
+    if system.phase in ('', 'untrained'): return system.model
+    if system.model != cfg.model:
+        raise FileNotFoundError(f'{system.id}: the SFT and GRPO stages train the profile\'s model ({cfg.model}), not {system.model}')
+    folder = 'sft_noannot' if system.phase == 'sft' and not system.annotations else TRAINED_FOLDERS[system.phase]
+    p = layout.path(cfg, folder)/'merged'
+    if not (p/'config.json').exists(): raise FileNotFoundError(f'{system.id}: no {system.phase} model in {p}: run its stage first')
+    return str(p)
+
+def system_backend(cfg, system, method: str, model: str | None = None, cache=True):
+    "The backend for `method` of roster `system`: its backend and model, the method's max sequence length and thinking flag."
+    b = system.budget(method)
+    if cache is True: cache = cache_dir(cfg.cache_dir or None)/'completions.sqlite'
+    think = {'enable_thinking': b.thinking} if b.thinking or system.thinking is not None else None
+    kw = {'vllm': dict(tensor_parallel_size=cfg.tensor_parallel_size, seed=cfg.seed, dtype='bfloat16') | ({'max_model_len': b.context} if b.context else {}),
+          'openai': dict(base_url=cfg.api_base_url or None, api_key_env=cfg.api_key_env, concurrency=cfg.api_concurrency),
+          'transformers': dict(device=cfg.device, batch_size=cfg.batch_size)}[system.backend]
+    return get_backend(system.backend, model or system_model(cfg, system), cache=cache, template_kwargs=think, **kw)
+
+def run_system(cfg, system, n: int | None = None, write: bool = True, progress: bool = True, backend=None) -> dict:
+    "Evaluate roster `system` on its cells of Tables 2, 3, 4 and 6 (a sample of `n` per split, the profile's by default); write the run."
+    cells, n, t0 = system_cells(system), cfg.eval.sample_n if n is None else n, time.time()
+    model = system_model(cfg, system)
+    student = system.phase in TRAINED_FOLDERS
+    phase, init = {'sft': ('sft', None), 'grpo': ('grpo', 'sft'), 'grpo_base': ('grpo', 'base')}.get(system.phase, ('untrained', None))
+    prompt = student_prompt(cfg.replace(sft__annotations=system.annotations)) if student else None
+    recs, loaded = [], {}
+    for m, splits in cells.items():
+        ps = load_splits(splits, n, cfg.seed, cfg, limit=cfg.eval.n, prepared=True, verbose=progress)
+        be = backend or system_backend(cfg, system, m, model)
+        recs += evaluate(be, [m], ps, cap=cfg.eval.max_new_tokens, model=system.name, progress=progress, seed=cfg.seed,
+                         prompt=prompt, student=student, system=system, phase=phase, base_model=system.model, init=init)
+        loaded |= ps
+    recs = [r | dict(system=system.id) for r in recs]
+    info = run_info(cfg, system=dataclasses.asdict(system), model=system.name, path=model, phase=phase, init=init,
+                    methods=list(cells), splits=sorted(loaded), n={s: len(ps) for s, (ps, _) in loaded.items()},
+                    skipped=sorted({s for ss in cells.values() for s in ss} - set(loaded)),
+                    budgets={m: dataclasses.asdict(system.budget(m)) | dict(cap=cfg.eval.max_new_tokens) for m in cells},
+                    seconds=round(time.time() - t0, 1))
+    out = layout.output(cfg, 'eval')/system.id
+    tables = write_results(recs, out, info) if write else dict(records=pd.DataFrame(recs), summary=summarize(pd.DataFrame(recs)))
     return tables | dict(info=info, out=out)
 
 # %% ../nbs/lib_11_eval.ipynb #340a4706

@@ -845,7 +845,9 @@ def flags_fig_ours(st: Stage) -> list[Path]:
 
 # %% ../nbs/stage_8_figures.ipynb #9e83419c
 TABLE7_CONFIGS = {'cot5_original': 'cot_5shot_original', 'cot5_alternate': 'cot_5shot_alternate', 'cot3_alternate': 'cot_3shot_alternate',
-                  'instruction': 'mgsm_pro_instruction'}
+                  'instruction': 'instruction_not_mgsm_pro'}
+# our instruction prompt (dagger.prompts.instruction_messages) is not MGSM-Pro's, so it is labelled as ours and not
+# joined with the paper's 'MGSM-Pro instruction prompt (no ICL)' row
 
 def grpo_out(st: Stage) -> list[Path]:
     "The GRPO training curve from results/<profile>/grpo/history.csv."

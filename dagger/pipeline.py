@@ -276,8 +276,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--set', nargs='*', dest='overrides', metavar='KEY=VALUE', help='override profile settings')
     ap.add_argument('--demos', action='store_true', help="also run the notebooks' `#| demo` cells (skipped by default)")
     ap.add_argument('--list', action='store_true', help='list the stages and exit')
+    ap.add_argument('--plan', action='store_true', help="print and write (results/<profile>/plan.csv) the roster's costed plan, offline; run nothing")
+    ap.add_argument('--gpu', default='h100-80gb', help='the GPU the plan checks memory against (data/plan/gpus.csv; default h100-80gb)')
     a = ap.parse_args(argv)
     if a.list: print(stage_list()); return 0
+    if a.plan:   # dagger.plan (lib_14) is imported here only: it prices the roster, the pipeline never needs it
+        from dagger.plan import plan_main
+        try: print(plan_main(a.profile, parse_overrides(a.overrides), a.gpu)); return 0
+        except ConfigError as e: print(f'error: {e}', file=sys.stderr); return 2
     try: table = reproduce(a.profile, a.only, parse_overrides(a.overrides), a.out, demos=a.demos)
     except (ConfigError, BusyError) as e:
         print(f'error: {e}', file=sys.stderr); return 2
