@@ -10,11 +10,12 @@ from .layout import STAGING_ENV, generated_root, promote
 from .plan import plan_main
 
 # %% auto #0
-__all__ = ['STAGE_RE', 'SKIPPED_DEMO', 'PAPERMILL_TAGS', 'STAGING_DIR', 'NOTEBOOK_RE', 'has_parameters', 'stage_number',
-           'stage_name', 'stages', 'select', 'StageError', 'is_demo', 'without_demos', 'source_cell', 'staging_dir',
-           'cache_reuse', 'run_stage', 'Interrupted', 'BusyError', 'interruptible', 'run_lock', 'leftovers',
-           'remove_leftovers', 'reproduce', 'parse_overrides', 'stage_list', 'main', 'notebook_markdown',
-           'write_readme', 'readme_main', 'notebook_facts', 'notebook_table']
+__all__ = ['STAGE_RE', 'SKIPPED_DEMO', 'PAPERMILL_TAGS', 'STAGING_DIR', 'README_HEAD', 'NOTEBOOK_RE', 'INCLUDE', 'has_parameters',
+           'stage_number', 'stage_name', 'stages', 'select', 'StageError', 'is_demo', 'without_demos', 'source_cell',
+           'staging_dir', 'cache_reuse', 'run_stage', 'Interrupted', 'BusyError', 'interruptible', 'run_lock',
+           'leftovers', 'remove_leftovers', 'reproduce', 'parse_overrides', 'stage_list', 'main', 'notebook_markdown',
+           'readme_text', 'write_readme', 'readme_main', 'notebook_facts', 'notebook_table', 'module_imports',
+           'module_list', 'expand']
 
 # %% ../nbs/lib_16_pipeline.ipynb #74dfe161
 STAGE_RE = re.compile(r'stage_(\d+)_(\w+)')
@@ -312,11 +313,15 @@ def notebook_markdown(nb_path: str | Path) -> str:
         if text.strip(): parts.append(f'```\n{text.rstrip()}\n```')
     return '\n\n'.join(parts) + '\n'
 
+README_HEAD = '<!-- generated from nbs/index.ipynb by `make readme`: edit the notebook, not this file -->\n\n'
+
+def readme_text(nb: str | Path | None = None) -> str:
+    "The README: `nbs/index.ipynb` as markdown with its generated parts filled in (`expand`)."
+    return README_HEAD + expand(notebook_markdown(nb or project_root()/'nbs'/'index.ipynb'))
+
 def write_readme(nb: str | Path | None = None, out: str | Path | None = None) -> Path:
     "Write README.md at the repository root from `nbs/index.ipynb`."
-    root = project_root()
-    md = '<!-- generated from nbs/index.ipynb by `make readme`: edit the notebook, not this file -->\n\n'
-    return atomic_write_text(out or root/'README.md', md + notebook_markdown(nb or root/'nbs'/'index.ipynb'))
+    return atomic_write_text(out or project_root()/'README.md', readme_text(nb))
 
 def readme_main() -> int:
     "Command line: regenerate README.md."
@@ -347,3 +352,34 @@ def notebook_table(nbs: str | Path | None = None) -> str:
     facts.sort(key=lambda f: (f['kind'] != 'stage', f['number'], f['notebook']))
     rows = [f"| {f['kind']} | {f['number']} | `{f['notebook']}` | {_code(f['module'])} | {_cell(f['summary'])} |" for f in facts]
     return '\n'.join(['| kind | # | notebook | module | summary |', '|---|---|---|---|---|', *rows]) + '\n'
+
+# %% ../nbs/lib_16_pipeline.ipynb #5bb7106b
+def module_imports(lib: str | Path | None = None) -> dict:
+    "Each module of the package and the package modules it imports at its top, read from the generated files."
+    out = {}
+    for f in sorted(Path(lib or project_root()/'dagger').glob('*.py')):
+        if f.stem.startswith('_'): continue
+        src = f.read_text(encoding='utf-8')
+        out[f.stem] = sorted(set(re.findall(r'^from \.(\w+) import', src, re.M)) | set(re.findall(r'^from \. import (\w+)', src, re.M)))
+    return out
+
+def module_list(nbs: str | Path | None = None) -> str:
+    "The modules in notebook order (library, then stages), each with its notebook, summary and the modules it uses."
+    nbs = Path(nbs or project_root()/'nbs')
+    facts = [notebook_facts(p) for p in nbs.glob('*.ipynb') if NOTEBOOK_RE.fullmatch(p.stem)]
+    facts.sort(key=lambda f: (f['kind'] != 'library', f['number']))
+    deps = module_imports()
+    return ''.join(f"- `{f['module']}` ({f['notebook']}) uses {', '.join(deps.get(f['module'][7:], [])) or 'no other module'}\n"
+                   for f in facts if f['module'])
+
+INCLUDE = re.compile(r'<!--\s*(notebooks|modules|include:\s*(\S+))\s*-->')
+
+def expand(md: str) -> str:
+    "Fill `<!-- notebooks -->`, `<!-- modules -->` and `<!-- include: path -->` (a repository file) in markdown `md`."
+    def fill(m):
+        if m[1] == 'notebooks': return notebook_table()
+        if m[1] == 'modules': return module_list()
+        p = project_root()/m[2]
+        if not p.is_file(): raise FileNotFoundError(f'README include {m[2]}: no such file')
+        return p.read_text(encoding='utf-8')
+    return INCLUDE.sub(fill, md)
