@@ -216,5 +216,5 @@ def test_precision_follows_the_gpu(monkeypatch):
 def test_logits_batch_bounds_the_micro_batch():
     "8 rows × 4096 tokens × Gemma-3's 262,208 vocabulary in float32 is 34 GB; one row fits 8 GB."
     assert S.logits_batch(8, 4096, 262208) == 1
-    assert S.logits_batch(8, 1024, 262208) == 1 and S.logits_batch(8, 512, 262208) == 2
+    assert S.logits_batch(8, 2048, 262208) == 2 and S.logits_batch(8, 1024, 262208) == 4
     assert S.logits_batch(8, 512, 49152) == 8
