@@ -106,6 +106,9 @@ class Profile:
     api_key_env: str = 'OPENAI_API_KEY' # the environment variable holding the API key (never the key itself)
     api_concurrency: int = 8            # API requests in flight at once
     tensor_parallel_size: int = 1       # GPUs per vLLM model
+    vllm_max_model_len: int = 0         # vLLM context (prompt + output tokens); 0 = the model's own (131,072 for Gemma-3)
+    vllm_dtype: str = 'auto'            # vLLM weights: auto, bfloat16, float16 or float32
+    vllm_gpu_memory_utilization: float = 0.9   # share of the GPU a vLLM engine takes
     roster: tuple = ()                  # the systems of the paper's tables (`roster.<id>` lines; dagger.roster)
     roster_only: tuple = ()             # `roster.only`: the ids of the systems to run; () = all
     teacher: TeacherSettings = dataclasses.field(default_factory=TeacherSettings)
@@ -164,7 +167,7 @@ def _cast(name: str, tp, value):
 METHODS = ('cot', 'reasoning', 'dagger', 'pot', 'got')
 PHASES = ('untrained', 'sft', 'grpo')
 ALLOWED = {'backend': ('transformers', 'vllm', 'openai'), 'data_source': ('local', 'hub', 'auto'),
-           'teacher.backend': ('gold', 'openai', 'vllm', 'transformers'), 'sft.recipe': ('paper', 'cpu'),
+           'vllm_dtype': ('auto', 'bfloat16', 'float16', 'float32'), 'teacher.backend': ('gold', 'openai', 'vllm', 'transformers'), 'sft.recipe': ('paper', 'cpu'),
            'sft.select': ('first', 'shortest', 'balanced'), 'sft.student_shots': (0, 1), 'grpo.recipe': ('paper', 'cpu'),
            'grpo.init': ('sft', 'base'), 'eval.methods': METHODS, 'eval.phases': PHASES,
            'ablation.tables': ('table3', 'table5', 'table7'), 'ablation.languages': ('bn', 'de', 'en', 'es', 'fr', 'ja', 'ru', 'sw', 'te', 'th', 'zh')}
@@ -184,6 +187,7 @@ def problems(cfg: 'Profile') -> list[str]:
             out.append(f'{key} = {v!r}: must be at least {AT_LEAST.get(key, 0)}')
         elif (key.endswith('splits') or key.endswith('split')) and any(x and not SPLIT.fullmatch(x) for x in vals):
             out.append(f'{key} = {v!r}: split names are mgsm_<lang>, msvamp_<lang> (optionally _distract or _dose), gsm8k_train, gsm8k_test')
+    if not 0 < cfg.vllm_gpu_memory_utilization <= 1: out.append(f'vllm_gpu_memory_utilization = {cfg.vllm_gpu_memory_utilization!r}: a share of the GPU, in (0, 1]')
     if not DEVICE.fullmatch(cfg.device): out.append(f'device = {cfg.device!r}: allowed auto, cpu, mps, cuda or cuda:N')
     if cfg.teacher.msvamp_split and not cfg.msvamp_holdout:
         out.append(f'teacher.msvamp_split = {cfg.teacher.msvamp_split!r} needs msvamp_holdout = true (else MSVAMP is trained on and evaluated)')

@@ -2,25 +2,26 @@
 
 # %% ../nbs/stage_5_grpo.ipynb #a1a8e2e9
 from __future__ import annotations
-import dataclasses, gc, json, os, re, shutil, time
+import dataclasses, gc, json, math, os, re, shutil, time
 from dataclasses import dataclass
 from pathlib import Path
 from . import graph as G
 from .config import Profile, write_json, write_jsonl, atomic_write_text, run_info, load_profile
 from .prompts import student_prompt
-from .llm import resolve_model, Sampling, get_backend, unload_models, resolve_device, cache_dir
+from .llm import resolve_model, Sampling, get_backend, unload_models, resolve_device, cache_dir, vllm_settings
 from .eval import evaluate, summarize
 from .teacher import load_sets
-from .sft import (LoraSettings, RecipeError, lora_config, merge_adapter, named_recipe, fit_rows, validation_rows, unsloth_lora, accumulation as _accumulation, merged_model, student_backend)
+from .sft import (LoraSettings, RecipeError, lora_config, model_lora_config, merge_adapter, named_recipe, fit_rows, validation_rows, unsloth_lora, accumulation as _accumulation, merged_model, student_backend, precision, precision_kwargs, checkpointing_kwargs, logits_batch)
 from . import layout
 
 # %% auto #0
-__all__ = ['COMPONENTS', 'REWARD_FUNCS', 'RECIPES', 'TRL_KEYS', 'HISTORY', 'PHASE_LABELS', 'completion_text', 'reward_table',
-           'graph_size', 'format_reward', 'execution_reward', 'accuracy_reward', 'GRPORecipe', 'get_recipe',
-           'accumulation', 'vllm_ok', 'unsloth_ok', 'grpo_config', 'prompt_length', 'fit_prompts', 'gold_of',
-           'load_policy', 'checkpoints', 'score_model', 'merge_checkpoint', 'select_checkpoint', 'train_grpo',
-           'history_frame', 'plot_rewards', 'grpo_dir', 'grpo_folder', 'init_model', 'phase_label', 'grpo_vs_sft',
-           'metrics_table', 'nodes_table', 'run_grpo', 'main']
+__all__ = ['COMPONENTS', 'REWARD_FUNCS', 'RECIPES', 'BYTES', 'TRL_KEYS', 'HISTORY', 'PHASE_LABELS', 'completion_text',
+           'reward_table', 'graph_size', 'format_reward', 'execution_reward', 'accuracy_reward', 'GRPORecipe',
+           'get_recipe', 'accumulation', 'vllm_ok', 'unsloth_ok', 'grpo_config', 'param_count', 'kv_bytes_per_token',
+           'colocate_memory', 'gpu_gb', 'prompt_length', 'fit_prompts', 'gold_of', 'vllm_share', 'load_policy',
+           'checkpoints', 'score_model', 'merge_checkpoint', 'select_checkpoint', 'train_grpo', 'history_frame',
+           'plot_rewards', 'grpo_dir', 'grpo_folder', 'init_model', 'phase_label', 'grpo_vs_sft', 'metrics_table',
+           'nodes_table', 'run_grpo', 'main']
 
 # %% ../nbs/stage_5_grpo.ipynb #02c4bab4
 def completion_text(completion) -> str:
@@ -107,7 +108,7 @@ class GRPORecipe(LoraSettings):
     merge_dtype: str = 'bfloat16'         # the merged model's weights
     use_vllm: bool = True                 # vLLM generation when vLLM is installed and a GPU is visible
     vllm_mode: str = 'colocate'
-    vllm_gpu_memory_utilization: float = 0.3
+    vllm_gpu_memory_utilization: float = 0.0  # vLLM's share of the GPU; 0 = from the model's size (colocate_memory)
     unsloth: bool = True                  # unsloth's fast path when it is installed and a GPU is visible
 
     @property
@@ -162,13 +163,45 @@ def grpo_config(recipe: GRPORecipe, output_dir: str | Path, device: str = 'cpu',
               warmup_steps=recipe.warmup_steps, weight_decay=recipe.weight_decay, optim=recipe.optim,
               loss_type=recipe.loss_type, beta=recipe.beta, epsilon=recipe.epsilon, epsilon_high=recipe.epsilon_high,
               temperature=recipe.temperature, top_p=recipe.top_p, top_k=recipe.top_k,
-              mask_truncated_completions=recipe.mask_truncated_completions, bf16=recipe.bf16, fp16=False,
-              max_grad_norm=recipe.max_grad_norm, gradient_checkpointing=recipe.gradient_checkpointing,
-              gradient_checkpointing_kwargs=dict(use_reentrant=False) if recipe.gradient_checkpointing else None,
-              use_vllm=vllm, vllm_mode=recipe.vllm_mode, vllm_gpu_memory_utilization=recipe.vllm_gpu_memory_utilization,
+              mask_truncated_completions=recipe.mask_truncated_completions, max_grad_norm=recipe.max_grad_norm,
+              use_vllm=vllm, vllm_mode=recipe.vllm_mode, vllm_gpu_memory_utilization=recipe.vllm_gpu_memory_utilization or 0.3,
+              vllm_max_model_length=recipe.max_length,
               logging_steps=recipe.logging_steps, save_only_model=True, report_to='none', seed=seed, data_seed=seed,
               use_cpu=device == 'cpu') | save
+    kw |= precision_kwargs(recipe, device) | checkpointing_kwargs(GRPOConfig, recipe.gradient_checkpointing)
     return GRPOConfig(**(kw | changes))
+
+# %% ../nbs/stage_5_grpo.ipynb #caf4c6fb
+BYTES = {'bfloat16': 2, 'float16': 2, 'float32': 4}
+
+def param_count(config) -> int:
+    "Parameters of a decoder (and its vision tower, when it has one) counted from its config, as vLLM loads them."
+    t = config.get_text_config()
+    hd = getattr(t, 'head_dim', None) or t.hidden_size // t.num_attention_heads
+    attn = t.hidden_size * hd * (2 * t.num_attention_heads + 2 * t.num_key_value_heads)
+    total = t.vocab_size * t.hidden_size + t.num_hidden_layers * (attn + 3 * t.hidden_size * t.intermediate_size)
+    v = getattr(config, 'vision_config', None)
+    return total + (v.num_hidden_layers * (4 * v.hidden_size ** 2 + 2 * v.hidden_size * v.intermediate_size) if v else 0)
+
+def kv_bytes_per_token(config, dtype: str = 'bfloat16') -> int:
+    "KV-cache bytes per token with every layer attending to the whole sequence (an upper bound for sliding-window layers)."
+    t = config.get_text_config()
+    hd = getattr(t, 'head_dim', None) or t.hidden_size // t.num_attention_heads
+    return 2 * t.num_hidden_layers * t.num_key_value_heads * hd * BYTES[dtype]
+
+def colocate_memory(config, recipe: GRPORecipe, gpu_gb: float, dtype: str = 'bfloat16', overhead_gb: float = 2.0) -> dict:
+    "vLLM's GB and share of a `gpu_gb` GPU in colocate mode: weights + KV cache of one group at full length + overhead."
+    weights = param_count(config) * BYTES[dtype] / 1e9
+    kv = recipe.num_generations * recipe.max_length * kv_bytes_per_token(config, dtype) / 1e9
+    need = weights + kv + overhead_gb
+    frac = math.ceil(100 * need / gpu_gb) / 100
+    if frac > 0.9: raise RecipeError(f'vLLM needs {need:.1f} GB of {gpu_gb:.0f} GB beside training: use vllm_mode=server or a larger GPU')
+    return dict(weights_gb=round(weights, 1), kv_gb=round(kv, 1), total_gb=round(need, 1), fraction=frac, max_model_len=recipe.max_length)
+
+def gpu_gb(device: int = 0) -> float:
+    "Memory of a visible GPU in GB."
+    import torch
+    return torch.cuda.get_device_properties(device).total_memory / 1e9
 
 # %% ../nbs/stage_5_grpo.ipynb #9e543bdb
 def prompt_length(row: dict, tokenizer) -> int:
@@ -185,6 +218,12 @@ def gold_of(row: dict) -> float:
     return float(row['solution'] if 'solution' in row else row['answer'])
 
 # %% ../nbs/stage_5_grpo.ipynb #72d0af47
+def vllm_share(model: str, recipe: GRPORecipe) -> float:
+    "vLLM's share of the GPU for `model`: the recipe's, else `colocate_memory`'s from the model's config and this GPU."
+    if recipe.vllm_gpu_memory_utilization: return recipe.vllm_gpu_memory_utilization
+    from transformers import AutoConfig
+    return colocate_memory(AutoConfig.from_pretrained(resolve_model(model)), recipe, gpu_gb())['fraction']
+
 def load_policy(model: str, recipe: GRPORecipe, seed: int = 0):
     "(model, tokenizer, peft_config or None, 'unsloth'|'peft') for `model` (a hub id, folder or embedded: id) under `recipe`."
     if unsloth_ok(recipe):
@@ -192,7 +231,7 @@ def load_policy(model: str, recipe: GRPORecipe, seed: int = 0):
         fast = vllm_ok(recipe)
         lm, tok = FastLanguageModel.from_pretrained(resolve_model(model), max_seq_length=recipe.max_length, load_in_4bit=False,
                                                     fast_inference=fast, max_lora_rank=recipe.lora_r,
-                                                    **(dict(gpu_memory_utilization=recipe.vllm_gpu_memory_utilization) if fast else {}))
+                                                    **(dict(gpu_memory_utilization=vllm_share(model, recipe)) if fast else {}))
         return unsloth_lora(lm, recipe, seed), tok, None, 'unsloth'
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -200,7 +239,7 @@ def load_policy(model: str, recipe: GRPORecipe, seed: int = 0):
     lm = AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16 if recipe.bf16 else torch.float32)
     tok = AutoTokenizer.from_pretrained(path)
     if tok.pad_token is None: tok.pad_token = tok.eos_token
-    return lm, tok, lora_config(recipe, lm.config.num_hidden_layers), 'peft'
+    return lm, tok, model_lora_config(recipe, lm), 'peft'
 
 def _dataset(rows: list):
     from datasets import Dataset
@@ -228,7 +267,7 @@ def merge_checkpoint(base: str, checkpoint: str | Path, dest: str | Path, dtype:
     path = resolve_model(base)
     lm = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32 if device == 'cpu' else getattr(torch, dtype))
     tok = AutoTokenizer.from_pretrained(path)
-    return merge_adapter(PeftModel.from_pretrained(lm, str(checkpoint)), tok, dest, dtype)
+    return merge_adapter(PeftModel.from_pretrained(lm, str(checkpoint)), tok, dest, dtype, base=path)
 
 def select_checkpoint(base: str, folder: str | Path, val_rows: list, recipe: GRPORecipe, dest: str | Path,
                       backend: str = 'transformers', backend_kw: dict | None = None, init_cache=None, device: str = 'cpu') -> dict:
@@ -262,7 +301,8 @@ def select_checkpoint(base: str, folder: str | Path, val_rows: list, recipe: GRP
 TRL_KEYS = ('num_generations', 'max_completion_length', 'per_device_train_batch_size', 'gradient_accumulation_steps',
             'generation_batch_size', 'num_train_epochs', 'max_steps', 'learning_rate', 'lr_scheduler_type', 'lr_scheduler_kwargs',
             'warmup_steps', 'loss_type', 'beta', 'epsilon', 'epsilon_high', 'temperature', 'top_p', 'top_k',
-            'mask_truncated_completions', 'use_vllm', 'vllm_mode', 'bf16', 'save_strategy', 'save_steps', 'seed')
+            'mask_truncated_completions', 'use_vllm', 'vllm_mode', 'vllm_gpu_memory_utilization', 'vllm_max_model_length', 'bf16', 'fp16',
+            'save_strategy', 'save_steps', 'seed')
 
 def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe, out: str | Path, device: str = 'cpu',
                seed: int = 0, world_size: int | None = None, backend: str = 'transformers', backend_kw: dict | None = None,
@@ -272,7 +312,11 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
     lm, tok, peft_config, path = load_policy(model, recipe, seed)   # first: unsloth wants to be imported before trl
     from trl import GRPOTrainer
     world_size = world_size or int(os.environ.get('WORLD_SIZE', 1))
-    args = grpo_config(recipe, out/'checkpoints', device=device, world_size=world_size, seed=seed)
+    if path == 'peft' and device.startswith('cuda'):   # TRL's full-vocabulary logits: bound them per micro-batch
+        recipe = dataclasses.replace(recipe, per_device_batch=logits_batch(recipe.per_device_batch, recipe.max_length,
+                                                                            lm.config.get_text_config().vocab_size))
+    vllm = dict(vllm_gpu_memory_utilization=vllm_share(model, recipe)) if vllm_ok(recipe) else {}
+    args = grpo_config(recipe, out/'checkpoints', device=device, world_size=world_size, seed=seed, **vllm)
     if (out/'checkpoints').exists(): shutil.rmtree(out/'checkpoints')
     trainer = GRPOTrainer(model=lm, reward_funcs=list(REWARD_FUNCS), args=args, train_dataset=_dataset(train_rows),
                           processing_class=tok, peft_config=peft_config)
@@ -283,7 +327,8 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
     if not (out/'checkpoints'/f'checkpoint-{st.global_step}').exists() and trainer.is_world_process_zero():
         trainer.save_model(str(out/'checkpoints'/f'checkpoint-{st.global_step}'))
     trl_args = {k: v for k, v in args.to_dict().items() if k in TRL_KEYS}
-    facts = dict(model=str(model), path=path, recipe=dataclasses.asdict(recipe), trl_args=trl_args, train_rows=len(train_rows), val_rows=len(val_rows),
+    facts = dict(model=str(model), path=path, recipe=dataclasses.asdict(recipe), trl_args=trl_args, precision=precision(recipe.bf16, device),
+                 train_rows=len(train_rows), val_rows=len(val_rows),
                  steps=st.global_step, wall_s=round(wall, 1), s_per_step=round(wall / max(st.global_step, 1), 1),
                  steps_per_s=round(st.global_step / wall, 4), train_loss=result.training_loss, use_vllm=args.use_vllm,
                  history=list(st.log_history), merged=str(out/'merged'))
@@ -404,7 +449,7 @@ def run_grpo(cfg: Profile, recipe: GRPORecipe | None = None) -> dict:
     val_rows, vfit = fit_prompts(sets['sft_val'], tok, recipe.max_prompt_length, recipe.n_val)
     device = resolve_device(cfg.device)
     kw = dict(device=cfg.device, batch_size=cfg.batch_size) if cfg.backend == 'transformers' else \
-         dict(tensor_parallel_size=cfg.tensor_parallel_size, seed=cfg.seed) if cfg.backend == 'vllm' else {}
+         dict(tensor_parallel_size=cfg.tensor_parallel_size, seed=cfg.seed) | vllm_settings(cfg) if cfg.backend == 'vllm' else {}
     facts = train_grpo(model, train_rows, val_rows, recipe, out, device=device, seed=cfg.seed, backend=cfg.backend,
                        backend_kw=kw, init_cache=cache_dir(cfg.cache_dir or None)/'completions.sqlite')
     facts |= dict(init=cfg.grpo.init, phase=phase_label(cfg), fit_train=fit, fit_val=vfit, val_ids=[r['id'] for r in val_rows])

@@ -18,7 +18,7 @@ __all__ = ['SQLITE_HEADER', 'EMBEDDED', 'BACKENDS', 'Sampling', 'Completion', 'B
            'cache_dir', 'completion_key', 'CacheError', 'cache_damage', 'set_aside', 'cache_usage', 'CompletionCache',
            'open_cache', 'Job', 'weights_fingerprint', 'Backend', 'gguf_path', 'embedded_model_path', 'resolve_device',
            'resolve_model', 'load_model', 'unload_models', 'cut_at_stop', 'shared_prefix', 'TransformersBackend',
-           'VLLMBackend', 'OpenAIBackend', 'get_backend', 'backend_from_profile']
+           'release_vllm', 'vllm_settings', 'VLLMBackend', 'OpenAIBackend', 'get_backend', 'backend_from_profile']
 
 # %% ../nbs/lib_10_llm.ipynb #77b664cf
 @dataclass(frozen=True)
@@ -338,9 +338,11 @@ def _load_model(model: str, device: str, dtype: str | None):
     return lm.to(device).eval(), tok
 
 def unload_models():
-    "Forget the loaded models (frees their memory once nothing else holds them)."
+    "Forget the loaded models and the vLLM engine (frees their memory once nothing else holds them)."
     import gc
-    _load_model.cache_clear(); gc.collect()
+    _load_model.cache_clear(); release_vllm(); gc.collect()
+    torch = sys.modules.get('torch')
+    if torch is not None and torch.cuda.is_available(): torch.cuda.empty_cache()
 
 # %% ../nbs/lib_10_llm.ipynb #2414fe96
 class _GumbelSampler:
@@ -464,11 +466,32 @@ class TransformersBackend(Backend):
             yield from zip([jobs[i] for i in part], self._batch([ids[i] for i in part], [jobs[i] for i in part], sampling))
 
 # %% ../nbs/lib_10_llm.ipynb #38d0e8c5
-@functools.lru_cache(maxsize=1)
+_ENGINE = {}
+
 def _load_vllm(model: str, tensor_parallel_size: int, seed: int, kwargs: tuple):
+    "The process's one vLLM engine, for these settings: an engine for other settings is built only after the current one is released."
+    key = (model, tensor_parallel_size, seed, kwargs)
+    if _ENGINE.get('key') == key: return _ENGINE['llm']
+    release_vllm()
     try: from vllm import LLM
     except ImportError as e: raise BackendError('the vllm backend needs vLLM on a GPU machine: pip install "dagger[gpu]"') from e
-    return LLM(model=resolve_model(model), tensor_parallel_size=tensor_parallel_size, seed=seed, **dict(kwargs))
+    _ENGINE['llm'] = LLM(model=resolve_model(model), tensor_parallel_size=tensor_parallel_size, seed=seed, **dict(kwargs))
+    _ENGINE['key'] = key
+    return _ENGINE['llm']
+
+def release_vllm():
+    "Delete the vLLM engine, if any, and give its GPU memory back (vLLM's own clean-up when it has one)."
+    import gc
+    if 'llm' not in _ENGINE: return
+    _ENGINE.clear(); gc.collect()
+    try: from vllm.distributed.parallel_state import cleanup_dist_env_and_memory
+    except ImportError: return
+    cleanup_dist_env_and_memory()
+
+def vllm_settings(cfg) -> dict:
+    "The `vllm.LLM` arguments of a profile: context length, dtype and memory share (left to vLLM when 0 or 'auto')."
+    kw = dict(max_model_len=cfg.vllm_max_model_len, dtype=cfg.vllm_dtype, gpu_memory_utilization=cfg.vllm_gpu_memory_utilization)
+    return {k: v for k, v in kw.items() if v not in (0, 'auto')}
 
 class VLLMBackend(Backend):
     "Generation with vLLM on GPUs (imported only here), tensor parallel for models that need several GPUs."
@@ -477,7 +500,13 @@ class VLLMBackend(Backend):
                  template_kwargs: dict | None = None, **llm_kwargs):
         super().__init__(model, cache)
         self.chunk_size, self.template_kwargs = chunk_size, dict(template_kwargs or {})
-        self.llm = _load_vllm(model, tensor_parallel_size, seed, tuple(sorted(llm_kwargs.items())))
+        self._engine = (model, tensor_parallel_size, seed, tuple(sorted(llm_kwargs.items())))
+        _load_vllm(*self._engine)
+
+    @property
+    def llm(self):
+        "The engine (held by the module, so `unload_models` can free it while this backend lives; rebuilt when used again)."
+        return _load_vllm(*self._engine)
 
     def signature(self) -> dict:
         return super().signature() | ({'template_kwargs': self.template_kwargs} if self.template_kwargs else {})
@@ -584,7 +613,7 @@ def backend_from_profile(cfg, kind: str | None = None, model: str | None = None,
     kind, model = kind or cfg.backend, model or cfg.model
     if cache is True: cache = cache_dir(getattr(cfg, 'cache_dir', '') or None)/'completions.sqlite'
     kw = {'transformers': dict(device=cfg.device, batch_size=cfg.batch_size),
-          'vllm': dict(tensor_parallel_size=getattr(cfg, 'tensor_parallel_size', 1), seed=cfg.seed),
+          'vllm': dict(tensor_parallel_size=getattr(cfg, 'tensor_parallel_size', 1), seed=cfg.seed) | vllm_settings(cfg),
           'openai': dict(base_url=getattr(cfg, 'api_base_url', '') or None, api_key_env=getattr(cfg, 'api_key_env', 'OPENAI_API_KEY'),
                          concurrency=getattr(cfg, 'api_concurrency', 8))}.get(kind, {})
     return get_backend(kind, model, cache=cache, **kw)

@@ -2,7 +2,7 @@
 
 # %% ../nbs/stage_4_sft.ipynb #4529eeb1
 from __future__ import annotations
-import dataclasses, itertools, json, math, os, shutil, sys, tempfile, time
+import dataclasses, inspect, itertools, json, logging, math, os, shutil, sys, tempfile, time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,15 +14,20 @@ from .eval import evaluate, summarize
 from .teacher import load_sets, without_annotations
 from . import layout
 
+_log = logging.getLogger(__name__)
+
 # %% auto #0
-__all__ = ['PROJECTIONS', 'RECIPES', 'ORDERS', 'LoraSettings', 'Recipe', 'RecipeError', 'named_recipe', 'get_recipe',
-           'accumulation', 'sft_config', 'lora_config', 'conversation_length', 'final_op', 'fit_rows', 'unsloth_lora',
-           'load_for_training', 'share_frozen_prefix', 'prompt_prefix', 'merge_adapter', 'validation_rows', 'train_sft',
+__all__ = ['PROJECTIONS', 'VISION_MODULES', 'RECIPES', 'ORDERS', 'TESTED', 'LoraSettings', 'Recipe', 'RecipeError',
+           'named_recipe', 'get_recipe', 'accumulation', 'precision', 'precision_kwargs', 'checkpointing_kwargs',
+           'sft_config', 'lora_config', 'conversation_length', 'final_op', 'fit_rows', 'n_layers', 'multimodal',
+           'model_lora_config', 'unsloth_lora', 'logits_batch', 'load_for_training', 'cache_kw', 'frozen_prefix_ok',
+           'share_frozen_prefix', 'prompt_prefix', 'save_processor', 'merge_adapter', 'validation_rows', 'train_sft',
            'history_frame', 'plot_loss', 'before_after', 'student_backend', 'before_after_table', 'sft_dir',
            'sft_folder', 'merged_model', 'run_sft', 'main']
 
 # %% ../nbs/stage_4_sft.ipynb #5ed913b0
 PROJECTIONS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
+VISION_MODULES = r'.*(vision_tower|vision_model|visual|multi_modal_projector)\..*'   # never adapted: the task is text only
 
 @dataclass(frozen=True)
 class LoraSettings:
@@ -87,6 +92,23 @@ def accumulation(recipe, world_size: int = 1) -> int:
     return recipe.global_batch // per_step
 
 # %% ../nbs/stage_4_sft.ipynb #4ddde967
+def precision(bf16: bool, device: str = 'cpu') -> str:
+    "'bf16', 'fp16' or 'fp32' for a recipe's `bf16` on `device`: a GPU without bf16 (a T4) trains in fp16 instead."
+    if not bf16: return 'fp32'
+    if not device.startswith('cuda'): return 'bf16'
+    import torch
+    return 'bf16' if bf16 and torch.cuda.is_bf16_supported() else 'fp16'
+
+def precision_kwargs(recipe, device: str = 'cpu') -> dict:
+    "The `bf16`/`fp16` training arguments of `recipe` on `device`."
+    p = precision(recipe.bf16, device)
+    return dict(bf16=p == 'bf16', fp16=p == 'fp16')
+
+def checkpointing_kwargs(config_cls, on: bool) -> dict:
+    "Activation-checkpointing arguments under the names `config_cls` has (`activation_checkpointing*`, else `gradient_checkpointing*`)."
+    name = 'activation_checkpointing' if 'activation_checkpointing' in inspect.signature(config_cls).parameters else 'gradient_checkpointing'
+    return {name: on, f'{name}_kwargs': dict(use_reentrant=False) if on else None}
+
 def sft_config(recipe: Recipe, output_dir: str | Path, device: str = 'cpu', world_size: int = 1, seed: int = 0, **changes):
     "The TRL `SFTConfig` of `recipe` (`changes` override any SFTConfig argument)."
     from trl import SFTConfig
@@ -95,24 +117,24 @@ def sft_config(recipe: Recipe, output_dir: str | Path, device: str = 'cpu', worl
     kw = dict(output_dir=str(output_dir), num_train_epochs=recipe.epochs, per_device_train_batch_size=recipe.per_device_batch,
               per_device_eval_batch_size=recipe.per_device_batch, gradient_accumulation_steps=accumulation(recipe, world_size),
               learning_rate=recipe.learning_rate, lr_scheduler_type='cosine_with_min_lr', lr_scheduler_kwargs=dict(min_lr=recipe.min_lr),
-              warmup_steps=recipe.warmup_steps, weight_decay=recipe.weight_decay, optim=recipe.optim, bf16=recipe.bf16, fp16=False,
-              max_grad_norm=recipe.max_grad_norm, gradient_checkpointing=recipe.gradient_checkpointing,
-              gradient_checkpointing_kwargs=dict(use_reentrant=False) if recipe.gradient_checkpointing else None,
-              packing=recipe.packing, max_length=recipe.max_length, completion_only_loss=True, assistant_only_loss=False,
+              warmup_steps=recipe.warmup_steps, weight_decay=recipe.weight_decay, optim=recipe.optim,
+              max_grad_norm=recipe.max_grad_norm, packing=recipe.packing, max_length=recipe.max_length, completion_only_loss=True, assistant_only_loss=False,
               load_best_model_at_end=True, metric_for_best_model='eval_loss', greater_is_better=False, save_total_limit=2,
               save_only_model=True, logging_steps=recipe.logging_steps, report_to='none', seed=seed, data_seed=seed,
               use_cpu=device == 'cpu', dataset_num_proc=None) | every
+    kw |= precision_kwargs(recipe, device) | checkpointing_kwargs(SFTConfig, recipe.gradient_checkpointing)
     return SFTConfig(**(kw | changes))
 
-def lora_config(recipe: Recipe, n_layers: int | None = None):
-    "The PEFT `LoraConfig` of `recipe` (`n_layers`: the model's decoder layers, needed when `lora_layers` is set)."
+def lora_config(recipe: Recipe, n_layers: int | None = None, vision: bool = False):
+    "The PEFT `LoraConfig` of `recipe` (`n_layers`: the model's decoder layers, needed when `lora_layers` is set; `vision`: the model has a vision tower, left out)."
     from peft import LoraConfig
     layers = None
     if recipe.lora_layers:
         if not n_layers: raise RecipeError('lora_layers needs the number of decoder layers of the model')
         layers = list(range(max(0, n_layers - recipe.lora_layers), n_layers))
     return LoraConfig(r=recipe.lora_r, lora_alpha=recipe.lora_alpha, lora_dropout=recipe.lora_dropout, use_rslora=recipe.use_rslora,
-                      target_modules=list(recipe.target_modules), layers_to_transform=layers, bias='none', task_type='CAUSAL_LM')
+                      target_modules=list(recipe.target_modules), exclude_modules=VISION_MODULES if vision else None, layers_to_transform=layers,
+                      bias='none', task_type='CAUSAL_LM')
 
 # %% ../nbs/stage_4_sft.ipynb #f4bbb871
 def conversation_length(row: dict, tokenizer) -> int:
@@ -153,14 +175,34 @@ def _unsloth_ok(recipe: Recipe) -> bool:
     import torch
     return torch.cuda.is_available()
 
+def n_layers(lm) -> int:
+    "Decoder layers of a model, text-only or multimodal (whose decoder settings are in `text_config`)."
+    return lm.config.get_text_config().num_hidden_layers
+
+def multimodal(lm) -> bool:
+    "Does the model carry a vision tower (Gemma-3 4B/12B do)?"
+    return getattr(lm.config, 'vision_config', None) is not None
+
+def model_lora_config(recipe, lm):
+    "The PEFT `LoraConfig` of `recipe` for the loaded model `lm` (its layer count; its vision tower left out)."
+    return lora_config(recipe, n_layers(lm), multimodal(lm))
+
 def unsloth_lora(lm, recipe, seed: int = 0):
-    "`lm` (loaded by unsloth) with the LoRA adapters of `recipe` (its `LoraSettings` and gradient checkpointing)."
-    from unsloth import FastLanguageModel
-    n = lm.config.num_hidden_layers if recipe.lora_layers else None
-    return FastLanguageModel.get_peft_model(
-        lm, r=recipe.lora_r, lora_alpha=recipe.lora_alpha, lora_dropout=recipe.lora_dropout, target_modules=list(recipe.target_modules),
-        use_rslora=recipe.use_rslora, bias='none', random_state=seed, layers_to_transform=lora_config(recipe, n).layers_to_transform,
-        use_gradient_checkpointing='unsloth' if recipe.gradient_checkpointing else False)
+    "`lm` (loaded by unsloth) with the LoRA adapters of `recipe` (its `LoraSettings` and gradient checkpointing), language layers only."
+    from unsloth import FastLanguageModel, FastModel
+    layers = lora_config(recipe, n_layers(lm)).layers_to_transform
+    kw = dict(r=recipe.lora_r, lora_alpha=recipe.lora_alpha, lora_dropout=recipe.lora_dropout, use_rslora=recipe.use_rslora,
+              bias='none', random_state=seed, layers_to_transform=layers,
+              use_gradient_checkpointing='unsloth' if recipe.gradient_checkpointing else False)
+    if multimodal(lm):
+        return FastModel.get_peft_model(lm, finetune_vision_layers=False, finetune_language_layers=True, finetune_attention_modules=True,
+                                        finetune_mlp_modules=True, **kw)
+    return FastLanguageModel.get_peft_model(lm, target_modules=list(recipe.target_modules), **kw)
+
+def logits_batch(per_device_batch: int, seq_len: int, vocab: int, budget_gb: float = 8.0) -> int:
+    "The largest divisor of `per_device_batch` whose float32 logits (rows × tokens × vocabulary × 4 bytes) fit `budget_gb` (at least 1)."
+    fits = [b for b in range(1, per_device_batch + 1) if per_device_batch % b == 0 and b * seq_len * vocab * 4 / 1e9 <= budget_gb]
+    return max(fits, default=1)
 
 def load_for_training(model: str, recipe: Recipe, seed: int = 0):
     "(model, tokenizer, peft_config or None, 'unsloth'|'peft') for `model` under `recipe`."
@@ -176,32 +218,48 @@ def load_for_training(model: str, recipe: Recipe, seed: int = 0):
     lm = AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16 if recipe.bf16 else torch.float32)
     tok = AutoTokenizer.from_pretrained(path)
     if tok.pad_token is None: tok.pad_token = tok.eos_token
-    return lm, tok, lora_config(recipe, lm.config.num_hidden_layers), 'peft'
+    return lm, tok, model_lora_config(recipe, lm), 'peft'
 
 # %% ../nbs/stage_4_sft.ipynb #a9bf54e5
+TESTED = dict(transformers=('5.24',), model_types=('llama',))
+
+def cache_kw(fn) -> str:
+    "The name `fn` takes the KV cache under: `cache` (transformers 5.2x) or `past_key_values` (earlier)."
+    return 'cache' if 'cache' in inspect.signature(fn).parameters else 'past_key_values'
+
+def frozen_prefix_ok(lm) -> bool:
+    "Was the shared-prefix path tested on the installed transformers (major.minor) and on this model type? Logs one line when not."
+    import transformers
+    minor = '.'.join(transformers.__version__.split('.')[:2])
+    ok = minor in TESTED['transformers'] and lm.config.model_type in TESTED['model_types']
+    if not ok: _log.info('frozen prefix off: tested on transformers %s with %s, have %s with %s (the usual forward pass is used)',
+                         '/'.join(TESTED['transformers']), '/'.join(TESTED['model_types']), transformers.__version__, lm.config.model_type)
+    return ok
+
+def _mask(body, h, am, cache, pos):
+    from transformers.masking_utils import create_causal_mask
+    return create_causal_mask(config=body.config, inputs_embeds=h, attention_mask=am, position_ids=pos, **{cache_kw(create_causal_mask): cache})
+
 def _prefix_states(body, prefix: list[int], n_frozen: int):
     "Hidden states after the bottom `n_frozen` layers of decoder `body` over `prefix`, and those layers' keys/values."
     import torch
     from transformers import DynamicCache
-    from transformers.masking_utils import create_causal_mask
     with torch.no_grad():
         ids = torch.tensor([prefix], device=body.embed_tokens.weight.device)
         h, pos, cache = body.embed_tokens(ids), torch.arange(len(prefix), device=ids.device)[None], DynamicCache(config=body.config)
-        mask = create_causal_mask(config=body.config, inputs_embeds=h, attention_mask=None, cache=cache, position_ids=pos)
-        pe = body.rotary_emb(h, position_ids=pos)
+        mask, pe, kw = _mask(body, h, None, cache, pos), body.rotary_emb(h, position_ids=pos), cache_kw(body.layers[0].forward)
         for layer in body.layers[:n_frozen]:
-            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos, cache=cache, use_cache=True)
+            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos, use_cache=True, **{kw: cache})
     return h, [(cache.layers[i].keys, cache.layers[i].values) for i in range(n_frozen)]
 
 def share_frozen_prefix(lm, prefix: list[int], n_frozen: int):
     "Make `lm`'s decoder run its frozen bottom `n_frozen` layers over the shared token `prefix` once (see above); returns `lm`."
     import torch
     from transformers import DynamicCache
-    from transformers.masking_utils import create_causal_mask
     from transformers.modeling_outputs import BaseModelOutputWithPast
     body, P, kept = lm.get_decoder(), len(prefix), {}
-    if not P: return lm
-    usual, want, body.frozen_prefix_rows = body.forward, torch.tensor(prefix), 0
+    if not P or not frozen_prefix_ok(lm): return lm
+    usual, want, body.frozen_prefix_rows, ckw = body.forward, torch.tensor(prefix), 0, cache_kw(body.layers[0].forward)
 
     def forward(input_ids=None, attention_mask=None, position_ids=None, cache=None, inputs_embeds=None, use_cache=None, **kw):
         B, L = input_ids.shape if input_ids is not None else (0, 0)
@@ -218,16 +276,14 @@ def share_frozen_prefix(lm, prefix: list[int], n_frozen: int):
             c = DynamicCache(config=body.config)
             for i, (k, v) in enumerate(kept['kv']): c.update(k.expand(B, *k.shape[1:]).contiguous(), v.expand(B, *v.shape[1:]).contiguous(), i)
             h = body.embed_tokens(input_ids[:, P:])
-            mask = create_causal_mask(config=body.config, inputs_embeds=h, attention_mask=am, cache=c, position_ids=pos[:, P:])
-            pe = body.rotary_emb(h, position_ids=pos[:, P:])
+            mask, pe = _mask(body, h, am, c, pos[:, P:]), body.rotary_emb(h, position_ids=pos[:, P:])
             for layer in body.layers[:n_frozen]:
-                h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos[:, P:], cache=c, use_cache=True)
+                h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos[:, P:], use_cache=True, **{ckw: c})
         h = torch.cat([kept['h'].expand(B, -1, -1), h], dim=1)
-        mask = create_causal_mask(config=body.config, inputs_embeds=h, attention_mask=am, cache=None, position_ids=pos)
-        pe = body.rotary_emb(h, position_ids=pos)
+        mask, pe = _mask(body, h, am, None, pos), body.rotary_emb(h, position_ids=pos)
         kw.pop('return_dict', None)
         for layer in body.layers[n_frozen:body.config.num_hidden_layers]:
-            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos, cache=None, use_cache=False, **kw)
+            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos, use_cache=False, **{ckw: None}, **kw)
         return BaseModelOutputWithPast(last_hidden_state=body.norm(h))
 
     body.forward = forward
@@ -243,14 +299,26 @@ def _dataset(rows: list):
     from datasets import Dataset
     return Dataset.from_list([dict(prompt=r['prompt'], completion=r['completion']) for r in rows])
 
-def merge_adapter(peft_model, tokenizer, dest: str | Path, dtype: str = 'bfloat16') -> Path:
-    "Merge a PEFT model's adapter into its base and save it (weights in `dtype`) with the tokenizer, atomically."
+def save_processor(base: str, dest: str | Path) -> bool:
+    "Save the processor of model `base` (image processor files of a multimodal checkpoint) into `dest`; False when it has none."
+    from transformers import AutoProcessor, ProcessorMixin
+    try: proc = AutoProcessor.from_pretrained(resolve_model(base))
+    except (OSError, ValueError, KeyError): return False
+    if not isinstance(proc, ProcessorMixin): return False          # a text-only model: AutoProcessor gives its tokenizer
+    proc.save_pretrained(dest)
+    if getattr(proc, 'image_processor', None) is not None: proc.image_processor.save_pretrained(dest)   # preprocessor_config.json
+    return True
+
+def merge_adapter(peft_model, tokenizer, dest: str | Path, dtype: str = 'bfloat16', base: str | None = None) -> Path:
+    "Merge a PEFT model's adapter into its base and save it (weights in `dtype`) with the tokenizer and `base`'s processor, atomically."
     import torch
     dest = Path(dest); dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f'.{dest.name}.tmp-'))
     try:
         merged = peft_model.merge_and_unload().to(getattr(torch, dtype))
-        merged.save_pretrained(tmp); tokenizer.save_pretrained(tmp)
+        merged.save_pretrained(tmp)
+        if base: save_processor(base, tmp)
+        tokenizer.save_pretrained(tmp)
         tmp.chmod(0o755)
         if dest.exists(): shutil.rmtree(dest)
         os.rename(tmp, dest)
@@ -270,9 +338,12 @@ def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out:
     lm, tok, peft_config, path = load_for_training(model, recipe, seed)   # first: unsloth wants to be imported before trl
     from trl import SFTTrainer
     world_size = world_size or int(os.environ.get('WORLD_SIZE', 1))
+    if path == 'peft' and device.startswith('cuda'):   # TRL's full-vocabulary logits: bound them per micro-batch
+        recipe = dataclasses.replace(recipe, per_device_batch=logits_batch(recipe.per_device_batch, recipe.max_length,
+                                                                            lm.config.get_text_config().vocab_size))
     args = sft_config(recipe, out/'checkpoints', device=device, world_size=world_size, seed=seed)
     prefix = prompt_prefix(train_rows, tok) if recipe.frozen_prefix and recipe.lora_layers and path == 'peft' and not recipe.packing else []
-    if prefix: share_frozen_prefix(lm, prefix, lm.config.num_hidden_layers - recipe.lora_layers)
+    if prefix: share_frozen_prefix(lm, prefix, n_layers(lm) - recipe.lora_layers)
     trainer = SFTTrainer(model=lm, args=args, train_dataset=_dataset(train_rows), eval_dataset=_dataset(val_rows),
                          processing_class=tok, peft_config=peft_config)
     before = trainer.evaluate()['eval_loss'] if recipe.eval_before else None
@@ -280,7 +351,8 @@ def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out:
     result = trainer.train()
     wall = time.time() - t0
     st = trainer.state
-    facts = dict(model=model, path=path, recipe=dataclasses.asdict(recipe), train_rows=len(train_rows), val_rows=len(val_rows),
+    facts = dict(model=model, path=path, recipe=dataclasses.asdict(recipe), precision=precision(recipe.bf16, device),
+                 train_rows=len(train_rows), val_rows=len(val_rows),
                  steps=st.global_step, wall_s=round(wall, 1), steps_per_s=round(st.global_step / wall, 4),
                  train_loss=result.training_loss, eval_loss_before=before, best_eval_loss=st.best_metric,
                  best_checkpoint=Path(st.best_model_checkpoint).name if st.best_model_checkpoint else None,
@@ -288,8 +360,10 @@ def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out:
                  frozen_prefix=dict(tokens=len(prefix), rows=getattr(lm.get_decoder(), 'frozen_prefix_rows', 0)) if prefix else None)
     if trainer.is_world_process_zero():
         trainer.save_model(str(out/'adapter')); tok.save_pretrained(str(out/'adapter'))
-        if path == 'unsloth': trainer.model.save_pretrained_merged(str(out/'merged'), tok, save_method='merged_16bit')
-        else: merge_adapter(trainer.model, tok, out/'merged', recipe.merge_dtype)
+        if path == 'unsloth':
+            trainer.model.save_pretrained_merged(str(out/'merged'), tok, save_method='merged_16bit')
+            save_processor(model, out/'merged')
+        else: merge_adapter(trainer.model, tok, out/'merged', recipe.merge_dtype, base=model)
         shutil.rmtree(out/'checkpoints', ignore_errors=True)
     return facts
 

@@ -293,3 +293,23 @@ def test_a_lone_checkpoint_is_merged_unscored(tmp_path):
     assert (tmp_path/'merged'/'config.json').exists() and not (tmp_path/'candidates').exists()
     with pytest.raises(R.RecipeError, match='no checkpoints'):
         R.select_checkpoint('embedded:smollm2-135m', tmp_path/'empty', [], recipe, tmp_path/'m2')
+
+
+def _gemma3(size):
+    from transformers import Gemma3Config
+    text = {'4b': dict(hidden_size=2560, intermediate_size=10240, num_hidden_layers=34, num_attention_heads=8, num_key_value_heads=4),
+            '12b': dict(hidden_size=3840, intermediate_size=15360, num_hidden_layers=48, num_attention_heads=16, num_key_value_heads=8)}[size]
+    vision = dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_attention_heads=16, image_size=896, patch_size=14)
+    return Gemma3Config(text_config=dict(vocab_size=262208, head_dim=256, **text), vision_config=vision)
+
+
+def test_colocated_vllm_share_from_the_model_size():
+    "Gemma-3 4B/12B: ~4.3B/12.2B parameters; weights + KV of one group at 4096 tokens + 2 GB, as a share of 80 GB."
+    assert abs(R.param_count(_gemma3('4b')) / 4.3e9 - 1) < 0.03 and abs(R.param_count(_gemma3('12b')) / 12.2e9 - 1) < 0.03
+    m4, m12 = (R.colocate_memory(_gemma3(s), R.RECIPES['paper'], 80) for s in ('4b', '12b'))
+    assert (m4['fraction'], m12['fraction']) == (0.19, 0.5) and m12['max_model_len'] == 4096
+    assert m12['weights_gb'] > 0.3 * 80                       # a fixed 0.3 share cannot hold the 12B weights
+    with pytest.raises(R.RecipeError):
+        R.colocate_memory(_gemma3('12b'), R.RECIPES['paper'], 40)
+    a = R.grpo_config(R.RECIPES['paper'], '/tmp/x', device='cpu', use_vllm=True, vllm_gpu_memory_utilization=m12['fraction'])
+    assert a.vllm_gpu_memory_utilization == 0.5 and a.vllm_max_model_length == 4096

@@ -361,3 +361,45 @@ def test_retrained_local_weights_get_new_cache_keys(tmp_path):
     (folder/'model.safetensors').write_bytes(b'retrained weights, a different size')
     assert not b.generate(['how many pens?'], Sampling(max_new_tokens=4))[0][0].cached
     assert EchoBackend('embedded:smollm2-135m').signature() == dict(kind=EchoBackend.kind, model='embedded:smollm2-135m')
+
+
+def _fake_vllm(monkeypatch):
+    "A stand-in `vllm` module whose LLM records its construction and deletion (vLLM is not installed on CPU machines)."
+    import sys, types
+    events = []
+    class LLM:
+        def __init__(self, model, **kw): self.model = model; events.append(('new', model, kw))
+        def __del__(self): events.append(('del', self.model))
+    fake, dist = types.ModuleType('vllm'), types.ModuleType('vllm.distributed.parallel_state')
+    fake.LLM, dist.cleanup_dist_env_and_memory = LLM, lambda: events.append(('cleanup',))
+    monkeypatch.setitem(sys.modules, 'vllm', fake)
+    monkeypatch.setitem(sys.modules, 'vllm.distributed', types.ModuleType('vllm.distributed'))
+    monkeypatch.setitem(sys.modules, 'vllm.distributed.parallel_state', dist)
+    return events
+
+
+def test_one_vllm_engine_at_a_time(monkeypatch):
+    "A second engine is built only after the first is deleted (one holds 90% of the GPU); unload_models releases the last."
+    from dagger import llm as L
+    events = _fake_vllm(monkeypatch)
+    L.unload_models()
+    first = L.get_backend('vllm', 'model-a', cache=None)
+    assert L.get_backend('vllm', 'model-a', cache=None).llm is first.llm               # same settings: the same engine
+    second = L.get_backend('vllm', 'model-b', cache=None)
+    names = [e[:2] for e in events if e[0] != 'cleanup']
+    assert names == [('new', 'model-a'), ('del', 'model-a'), ('new', 'model-b')], events
+    L.unload_models()
+    assert events[-2:] == [('del', 'model-b'), ('cleanup',)], events
+
+
+def test_vllm_engine_gets_the_profile_settings(monkeypatch):
+    "The paper profile passes max_model_len 4096, bf16 and a 0.9 memory share to vllm.LLM (Gemma-3 would default to 131,072 tokens)."
+    from dagger import llm as L
+    from dagger.config import load_profile
+    events = _fake_vllm(monkeypatch)
+    L.unload_models()
+    L.backend_from_profile(load_profile('paper'), cache=None)
+    [(_, model, kw)] = [e for e in events if e[0] == 'new']
+    assert model == 'google/gemma-3-12b-it'
+    assert (kw['max_model_len'], kw['dtype'], kw['gpu_memory_utilization']) == (4096, 'bfloat16', 0.9)
+    L.unload_models()

@@ -39,3 +39,41 @@ def test_readme_is_generated_from_index():
 
 def test_ci_calls_the_readme_test_command():
     assert 'make test' in (ROOT/'.ci'/'run').read_text()
+
+
+COLAB = '# Colab: clone and install the repository'
+
+
+def _colab_cells():
+    return {nb.name: [c.source for c in nbformat.read(str(nb), as_version=4).cells if c.cell_type == 'code' and c.source.startswith(COLAB)]
+            for nb in NBS}
+
+
+def test_colab_cells_are_one_cell_with_its_settings():
+    "Every notebook has the same Colab set-up cell: the repository URL from one setting, the gpu extra on a GPU, importable at once."
+    cells = _colab_cells()
+    missing = [name for name, found in cells.items() if len(found) != 1 and name != 'index.ipynb']
+    assert not missing, missing
+    texts = {found[0] for found in cells.values() if found}
+    assert len(texts) == 1, 'the Colab cells differ between notebooks'
+    [cell] = texts
+    for needed in ("os.environ.get('DAGGER_REPO', 'https://github.com/dagger-repro/dagger')", "'gpu,api'", 'nvidia-smi',
+                   'sys.path.insert(0, HOME)', 'importlib.invalidate_caches()', "os.chdir(f'{HOME}/nbs')"):
+        assert needed in cell, needed
+
+
+def test_colab_cell_makes_the_package_importable_in_the_same_process(tmp_path):
+    "The cell run as on Colab (google.colab faked, a local clone for the URL, pip a no-op): `import dagger.config` works at once."
+    import os, sys
+    [cell] = {found[0] for found in _colab_cells().values() if found}
+    bare = tmp_path/'dagger.git'
+    subprocess.run(['git', 'clone', '-q', '--bare', str(ROOT), str(bare)], check=True)
+    content = tmp_path/'content'; content.mkdir()
+    script = ("import sys, types; sys.modules['google.colab'] = types.ModuleType('google.colab')\n" + cell +
+              "\nimport dagger.config, os\nprint(dagger.config.__file__); print(os.getcwd())\n")
+    env = {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'DAGGER_ROOT')}
+    env |= dict(DAGGER_REPO=bare.as_uri(), DAGGER_HOME=str(content/'dagger'), DAGGER_PIP='true')
+    r = subprocess.run([sys.executable, '-c', script], cwd=content, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    where, cwd = r.stdout.split()[-2:]
+    assert where == str(content/'dagger'/'dagger'/'config.py') and cwd == str(content/'dagger'/'nbs')

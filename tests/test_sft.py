@@ -1,5 +1,6 @@
 "SFT recipes (the paper's equals Table 9, checked in TRL 1.16 / PEFT terms), helpers, and a tiny real SFT run (dagger.sft)."
 import dataclasses, math
+from pathlib import Path
 import pytest
 from dagger import sft as S
 from dagger.graph import format_graph, reward
@@ -153,3 +154,67 @@ def test_validation_rows_cut_and_empty_sets():
     for train, val in (([], [1]), ([1], [])):
         with pytest.raises(S.RecipeError, match='need training and validation rows'):
             S.validation_rows(train, val)
+
+
+def _gpu_pins():
+    import re, tomllib
+    root = Path(__file__).resolve().parents[1]
+    extra = tomllib.loads((root/'pyproject.toml').read_text())['project']['optional-dependencies']['gpu']
+    return dict(re.fullmatch(r'([A-Za-z0-9_.-]+)==([0-9][^,;]*)', r).groups() for r in extra)
+
+
+def test_gpu_extra_is_pinned_and_stated():
+    "Every package of the gpu extra is pinned exactly, the core ones are there, and the SFT notebook states each version."
+    import nbformat
+    pins = _gpu_pins()
+    assert {'vllm', 'unsloth', 'torch', 'transformers', 'trl', 'peft', 'datasets'} <= set(pins)
+    nb = nbformat.read(str(Path(__file__).resolve().parents[1]/'nbs'/'stage_4_sft.ipynb'), as_version=4)
+    [stack] = [c.source for c in nb.cells if c.cell_type == 'markdown' and c.source.startswith('### The GPU stack')]
+    for name, version in pins.items():
+        assert version in stack and name.split('_')[0] in stack, (name, version)
+
+
+def test_frozen_prefix_only_where_tested(tmp_path, monkeypatch, caplog):
+    "Outside the tested transformers versions or model types the shared frozen prefix is off, with one log line."
+    import logging, transformers
+    from dagger.standins import build_standin
+    lm, *_ = S.load_for_training(str(build_standin('llama', tmp_path/'llama')), S.get_recipe('cpu', lora_layers=2))
+    usual = lm.get_decoder().forward
+    monkeypatch.setattr(transformers, '__version__', '5.17.0')
+    with caplog.at_level(logging.INFO, logger='dagger.sft'):
+        S.share_frozen_prefix(lm, [1, 2, 3], 2)
+    assert lm.get_decoder().forward == usual and 'frozen prefix off' in caplog.text
+    monkeypatch.undo()
+    S.share_frozen_prefix(lm, [1, 2, 3], 2)
+    assert lm.get_decoder().forward != usual
+
+
+def test_cache_keyword_follows_the_signature():
+    from transformers.masking_utils import create_causal_mask
+    def old(config, inputs_embeds, attention_mask, past_key_values, position_ids=None): ...
+    assert S.cache_kw(old) == 'past_key_values'
+    assert S.cache_kw(create_causal_mask) in ('cache', 'past_key_values')
+
+
+def test_checkpointing_names_follow_the_installed_trl():
+    from trl import SFTConfig
+    class Old:
+        def __init__(self, gradient_checkpointing=False, gradient_checkpointing_kwargs=None): ...
+    assert S.checkpointing_kwargs(Old, True) == dict(gradient_checkpointing=True, gradient_checkpointing_kwargs=dict(use_reentrant=False))
+    assert 'activation_checkpointing' in S.checkpointing_kwargs(SFTConfig, True)      # TRL 1.16 / transformers 5.24 have the new names
+
+
+def test_precision_follows_the_gpu(monkeypatch):
+    "A GPU without bf16 (a Colab T4) trains in fp16; a recipe without bf16 in fp32."
+    import torch
+    monkeypatch.setattr(torch.cuda, 'is_bf16_supported', lambda *a, **k: False)
+    assert S.precision(True, 'cuda') == 'fp16' and S.precision_kwargs(S.RECIPES['paper'], 'cuda') == dict(bf16=False, fp16=True)
+    monkeypatch.setattr(torch.cuda, 'is_bf16_supported', lambda *a, **k: True)
+    assert S.precision(True, 'cuda:0') == 'bf16' and S.precision(False, 'cuda') == 'fp32' and S.precision(True, 'cpu') == 'bf16'
+
+
+def test_logits_batch_bounds_the_micro_batch():
+    "8 rows × 4096 tokens × Gemma-3's 262,208 vocabulary in float32 is 34 GB; one row fits 8 GB."
+    assert S.logits_batch(8, 4096, 262208) == 1
+    assert S.logits_batch(8, 2048, 262208) == 2 and S.logits_batch(8, 1024, 262208) == 4
+    assert S.logits_batch(8, 512, 49152) == 8
