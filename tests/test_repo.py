@@ -2,7 +2,7 @@
 import json, re, subprocess
 from pathlib import Path
 import nbformat
-from dagger.pipeline import stages, notebook_markdown
+from dagger.pipeline import stages, notebook_markdown, readme_text, notebook_facts, module_imports, NOTEBOOK_RE
 from dagger.config import load_profile, profile_names
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,7 +34,7 @@ def test_profiles_load():
 
 def test_readme_is_generated_from_index():
     readme = (ROOT/'README.md').read_text()
-    assert readme.split('\n', 2)[2] == notebook_markdown(ROOT/'nbs'/'index.ipynb'), 'run `make readme`'
+    assert readme == readme_text(), 'run `make readme`'
     assert 'make test' in readme and 'make reproduce' in readme
 
 def test_ci_calls_the_readme_test_command():
@@ -77,3 +77,25 @@ def test_colab_cell_makes_the_package_importable_in_the_same_process(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     where, cwd = r.stdout.split()[-2:]
     assert where == str(content/'dagger'/'dagger'/'config.py') and cwd == str(content/'dagger'/'nbs')
+
+
+def _positions():
+    "Each module's place: (0, n) for library notebook n, (1, n) for stage n."
+    out = {}
+    for p in NBS:
+        if not NOTEBOOK_RE.fullmatch(p.stem): continue
+        f = notebook_facts(p)
+        if f['module']: out[f['module'][len('dagger.'):]] = (f['kind'] == 'stage', f['number'])
+    return out
+
+def test_modules_import_only_earlier_notebooks():
+    pos = _positions()
+    for mod, deps in module_imports().items():
+        assert mod in pos, f'dagger.{mod} comes from no numbered notebook'
+        late = [d for d in deps if pos[d] >= pos[mod]]
+        assert not late, f'dagger.{mod} ({pos[mod]}) imports later or equal notebooks {late}: renumber or move the code'
+
+def test_no_package_import_hides_inside_a_function():
+    for f in (ROOT/'dagger').glob('*.py'):
+        hidden = re.findall(r'^[ \t]+(?:from (?:dagger|\.)\S* import|import dagger)', f.read_text(), re.M)
+        assert not hidden, f'{f.name}: package imports inside functions {hidden}'
