@@ -18,10 +18,10 @@ from .graph import from_obj, execute, is_correct, GraphError
 __all__ = ['log', 'AUG_TYPES', 'MGSM_LANGS', 'MSVAMP_FILES', 'FINAL_LABEL', 'BASE_SPLITS', 'DISTRACT_SPLITS', 'DOSE_SPLITS',
            'SPLITS', 'EVAL_SPLITS', 'PAPER_SPLIT_SIZES', 'HUB_HOST', 'DISTRACT_REPO', 'TRAIN_REPO', 'DataError',
            'Problem', 'data_root', 'DataRowError', 'gsm8k_final_answer', 'sample', 'GoldGraphError', 'solution_steps',
-           'gsm8k_graph', 'msvamp_graph', 'verify_graph', 'mgsm_alignment', 'add_gold', 'gold_coverage', 'load_split',
-           'to_frame', 'HubUnavailable', 'DistractMathNotBuilt', 'hub_probe', 'load_hub', 'distract_record',
-           'distract_path', 'load_distractmath', 'load_dose', 'load_training', 'msvamp_number', 'msvamp_half',
-           'evaluable', 'SplitNotPrepared', 'needed_splits', 'prepare_splits', 'prepared_split', 'split_summary']
+           'gsm8k_graph', 'msvamp_graph', 'verify_graph', 'mgsm_alignment', 'gold_coverage', 'load_split', 'to_frame',
+           'HubUnavailable', 'DistractMathNotBuilt', 'hub_probe', 'load_hub', 'distract_record', 'distract_path',
+           'load_distractmath', 'load_training', 'msvamp_number', 'msvamp_half', 'evaluable', 'SplitNotPrepared',
+           'needed_splits', 'prepare_splits', 'prepared_split', 'split_summary']
 
 # %% ../nbs/lib_12_data.ipynb #777c4fad
 class DataError(ValueError):

@@ -14,13 +14,12 @@ from .prompts import LANG_NAMES
 from .data import load_split, AUG_TYPES
 
 # %% auto #0
-__all__ = ['UNITS', 'DIM_WORDS', 'DAYS', 'ABSTRACT', 'PEOPLE_EN', 'TEMPLATES', 'NAMES', 'GENERATOR_VERSION', 'SOURCES', 'SIZES',
-           'DistractorError', 'sentence_spans', 'split_sentences', 'question_number', 'insert_sentences', 'numbered',
-           'generation_prompt', 'verifier_prompt', 'ResponseError', 'extract_json', 'parse_sentences', 'check_added',
-           'parse_verdict', 'llm_verify', 'llm_augment', 'Anchor', 'find_anchors', 'Facts', 'problem_facts', 'Template',
-           'pick_number', 'fill_template', 'offline_sentences', 'graph_values', 'offline_augment', 'check_record',
-           'build_typed', 'build_dose', 'distractmath_dir', 'build_all', 'summary_table', 'write_data_card',
-           'examples_table']
+__all__ = ['UNITS', 'DIM_WORDS', 'DAYS', 'ABSTRACT', 'PEOPLE_EN', 'TEMPLATES', 'NAMES', 'SOURCES', 'SIZES', 'DistractorError',
+           'sentence_spans', 'split_sentences', 'question_number', 'insert_sentences', 'numbered', 'generation_prompt',
+           'verifier_prompt', 'ResponseError', 'extract_json', 'parse_sentences', 'check_added', 'parse_verdict',
+           'llm_verify', 'llm_augment', 'Anchor', 'find_anchors', 'Facts', 'problem_facts', 'Template', 'pick_number',
+           'graph_values', 'offline_augment', 'check_record', 'build_typed', 'build_dose', 'distractmath_dir',
+           'build_all', 'summary_table']
 
 # %% ../nbs/stage_1_distractors.ipynb #91b787ab
 class DistractorError(ValueError):

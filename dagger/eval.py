@@ -22,9 +22,9 @@ from .roster import default_budget, selected, PAPER_TABLES
 import dataclasses
 
 # %% auto #0
-__all__ = ['BUDGETS', 'PROMPTS', 'STUDENT_BUDGET', 'KEYS', 'EVAL_TABLES', 'TRAINED_FOLDERS', 'COMPARISONS', 'signed_numbers',
-           'extract_answer', 'extract_boxed', 'score_text', 'known_distractors', 'budget', 'run_method', 'parse_score',
-           'run_got', 'distractor_prf', 'intervals', 'summarize', 'original_split', 'deltas', 'weighted', 'type_errors',
+__all__ = ['BUDGETS', 'PROMPTS', 'STUDENT_BUDGET', 'KEYS', 'EVAL_TABLES', 'TRAINED_FOLDERS', 'signed_numbers', 'extract_answer',
+           'extract_boxed', 'score_text', 'known_distractors', 'budget', 'run_method', 'parse_score', 'run_got',
+           'distractor_prf', 'intervals', 'summarize', 'original_split', 'deltas', 'weighted', 'type_errors',
            'run_name', 'write_results', 'load_splits', 'evaluate', 'phase_model', 'run_eval', 'system_cells',
            'system_model', 'system_backend', 'run_system', 'paired_accuracy', 'paired_comparisons']
 

@@ -21,17 +21,14 @@ from .config import PHASES
 
 # %% auto #0
 __all__ = ['PALETTE', 'FAMILY_LABELS', 'TYPES', 'STYLE', 'DATASETS', 'DATASET_LABELS', 'PHASE_SUFFIX', 'RECORD_FIELDS',
-           'REWARD_PARTS', 'SMOKE_NOTE', 'PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'TABLE7_CONFIGS',
-           'PEN_LABELS_EN', 'COMPARE_KEYS', 'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar',
-           'save_figure', 'to_markdown', 'save_table', 'split_parts', 'split_name', 'pick_lang', 'lang_name',
-           'paper_path', 'paper_table', 'params_b', 'short_model', 'load_runs', 'our_tidy', 'paper_tidy',
+           'SMOKE_NOTE', 'PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'COMPARE_KEYS', 'FigureError', 'family_key',
+           'color', 'sha256_file', 'final_rel', 'sidecar', 'save_figure', 'to_markdown', 'save_table', 'split_parts',
+           'split_name', 'pick_lang', 'lang_name', 'params_b', 'short_model', 'load_runs', 'our_tidy', 'paper_tidy',
            'table2_layout', 'paper_table2', 'fig2_points', 'fig2', 'type_table', 'fig3', 'linear_fit', 'gold_ops',
-           'fig4_data', 'fig4_fits', 'fig4', 'distractor_count', 'dose_table', 'fig_dose', 'flag_table', 'fig_flags',
-           'grpo_columns', 'fig_grpo', 'table4_ours', 'table8_from_records', 'table11_ours', 'paper_beside_ours',
-           'smoke_column', 'mark_smoke', 'ours_label', 'Stage', 'paper_outputs', 'fig2_paper', 'fig2_ours',
-           'comparisons_ours', 'comparisons_out', 'fig3_ours', 'fig4_ours', 'dose_ours', 'flags_ours', 'flags_fig_ours',
-           'grpo_out', 'table4_out', 'table6_out', 'table8_out', 'table11_out', 'ablation_out', 'dataset_vop_out',
-           'sft_loss_out', 'graph_example_out', 'compare_out', 'draw_all']
+           'fig4_data', 'fig4_fits', 'fig4', 'distractor_count', 'dose_table', 'fig_dose', 'table4_ours',
+           'table8_from_records', 'paper_beside_ours', 'smoke_column', 'mark_smoke', 'ours_label', 'Stage',
+           'paper_outputs', 'fig2_paper', 'fig2_ours', 'comparisons_ours', 'comparisons_out', 'fig3_ours', 'fig4_ours',
+           'dose_ours', 'flags_ours', 'flags_fig_ours', 'compare_out', 'draw_all']
 
 # %% ../nbs/stage_8_figures.ipynb #bf47f5b4
 PALETTE = {'cot': '#D55E00', 'reasoning': '#E69F00', 'pot': '#CC79A7', 'got': '#7F7F7F',

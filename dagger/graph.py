@@ -9,9 +9,8 @@ from .graph_base import GraphError, ParseError, ExecutionError, OPS, MAX_CHARS, 
 from .repair import REPAIRS, find_payload, loads, repair_obj
 
 # %% auto #0
-__all__ = ['POW_MAX_EXPONENT', 'POW_MAX_LOG10', 'FUNCS', 'EXECUTION_KINDS', 'Graph', 'from_obj', 'format_graph', 'parse',
-           'execute', 'op_count', 'declared_distractors', 'unreachable', 'is_correct', 'reward_parts', 'reward',
-           'bengali_font', 'plot_graph']
+__all__ = ['EXECUTION_KINDS', 'Graph', 'from_obj', 'format_graph', 'parse', 'execute', 'op_count', 'declared_distractors',
+           'unreachable', 'is_correct', 'reward_parts', 'reward', 'plot_graph']
 
 # %% ../nbs/lib_08_graph.ipynb #ba3a0844
 POW_MAX_EXPONENT = 1024

@@ -14,11 +14,11 @@ if 'torch' not in sys.modules: os.environ.setdefault('OMP_WAIT_POLICY', 'PASSIVE
 from .config import write_json
 
 # %% auto #0
-__all__ = ['SQLITE_HEADER', 'EMBEDDED', 'BACKENDS', 'Sampling', 'Completion', 'BackendError', 'PromptError', 'to_messages',
-           'cache_dir', 'completion_key', 'CacheError', 'cache_damage', 'set_aside', 'cache_usage', 'CompletionCache',
-           'open_cache', 'Job', 'weights_fingerprint', 'Backend', 'gguf_path', 'embedded_model_path', 'resolve_device',
-           'resolve_model', 'load_model', 'unload_models', 'cut_at_stop', 'shared_prefix', 'TransformersBackend',
-           'release_vllm', 'vllm_settings', 'VLLMBackend', 'OpenAIBackend', 'get_backend', 'backend_from_profile']
+__all__ = ['SQLITE_HEADER', 'EMBEDDED', 'BACKENDS', 'Sampling', 'Completion', 'BackendError', 'PromptError', 'cache_dir',
+           'completion_key', 'CacheError', 'cache_damage', 'set_aside', 'cache_usage', 'CompletionCache', 'open_cache',
+           'Job', 'weights_fingerprint', 'Backend', 'gguf_path', 'embedded_model_path', 'resolve_device',
+           'resolve_model', 'load_model', 'unload_models', 'shared_prefix', 'TransformersBackend', 'release_vllm',
+           'vllm_settings', 'VLLMBackend', 'OpenAIBackend', 'get_backend', 'backend_from_profile']
 
 # %% ../nbs/lib_10_llm.ipynb #77b664cf
 @dataclass(frozen=True)

@@ -12,10 +12,8 @@ from .plan import plan_main
 # %% auto #0
 __all__ = ['STAGE_RE', 'SKIPPED_DEMO', 'PAPERMILL_TAGS', 'STAGING_DIR', 'README_HEAD', 'NOTEBOOK_RE', 'INCLUDE', 'has_parameters',
            'stage_number', 'stage_name', 'stages', 'select', 'StageError', 'is_demo', 'without_demos', 'source_cell',
-           'staging_dir', 'cache_reuse', 'run_stage', 'Interrupted', 'BusyError', 'interruptible', 'run_lock',
-           'leftovers', 'remove_leftovers', 'reproduce', 'parse_overrides', 'stage_list', 'main', 'notebook_markdown',
-           'readme_text', 'write_readme', 'readme_main', 'notebook_facts', 'notebook_table', 'module_imports',
-           'module_list', 'expand']
+           'staging_dir', 'reproduce', 'parse_overrides', 'stage_list', 'main', 'notebook_markdown', 'readme_text',
+           'write_readme', 'readme_main', 'notebook_facts', 'notebook_table', 'module_imports', 'module_list', 'expand']
 
 # %% ../nbs/lib_16_pipeline.ipynb #74dfe161
 STAGE_RE = re.compile(r'stage_(\d+)_(\w+)')

@@ -11,11 +11,10 @@ from .paper import load_table
 from .roster import PAPER_TABLES, SPLIT_N, selected
 
 # %% auto #0
-__all__ = ['COLUMNS', 'GB', 'QUESTION_CHARS', 'RECIPES', 'TRAIN_FOLDERS', 'PLAN_COLUMNS', 'SHOW', 'PlanError', 'plan_dir',
-           'plan_tables', 'arch', 'gpu_memory', 'rates', 'kv_cache_gb', 'inference_memory', 'lora_params',
-           'training_memory', 'largest_batch', 'question_chars', 'prompt_chars', 'prompt_tokens', 'paper_tokens',
-           'problem_tokens', 'eval_cells', 'train_cells', 'eval_status', 'train_status', 'eval_row', 'train_row',
-           'build_plan', 'plan_totals', 'write_plan', 'plan_text', 'plan_main']
+__all__ = ['COLUMNS', 'GB', 'QUESTION_CHARS', 'RECIPES', 'PLAN_COLUMNS', 'SHOW', 'PlanError', 'plan_dir', 'plan_tables', 'arch',
+           'gpu_memory', 'rates', 'kv_cache_gb', 'inference_memory', 'lora_params', 'training_memory', 'largest_batch',
+           'question_chars', 'prompt_chars', 'prompt_tokens', 'paper_tokens', 'problem_tokens', 'eval_cells',
+           'train_cells', 'eval_row', 'train_row', 'build_plan', 'plan_totals', 'write_plan', 'plan_text', 'plan_main']
 
 # %% ../nbs/lib_15_plan.ipynb #dc41c2c7
 class PlanError(ConfigError):

@@ -36,8 +36,7 @@ def note(repairs: list, name: str):
     if name not in repairs: repairs.append(name)
 
 # %% auto #0
-__all__ = ['REPAIRS', 'MAX_NUMBER_TEXT', 'note', 'ascii_digits', 'text_number', 'find_payload', 'loads', 'repair_node',
-           'repair_obj']
+__all__ = ['REPAIRS', 'note', 'find_payload', 'loads', 'repair_obj']
 
 # %% ../nbs/lib_07_repair.ipynb #0693c968
 MAX_NUMBER_TEXT = 256  # longer text is not read as a number

@@ -6,8 +6,8 @@ import functools, json, math, os, platform, re, secrets, selectors, shutil, sign
 from dataclasses import dataclass, asdict
 
 # %% auto #0
-__all__ = ['ERROR_KINDS', 'LEVELS', 'RESULT_MARK', 'SandboxUnavailable', 'SandboxResult', 'seccomp_filter', 'available_levels',
-           'isolation_level', 'isolation_info', 'run_program', 'extract_program']
+__all__ = ['ERROR_KINDS', 'LEVELS', 'RESULT_MARK', 'SandboxUnavailable', 'SandboxResult', 'available_levels', 'isolation_level',
+           'isolation_info', 'run_program', 'extract_program']
 
 # %% ../nbs/lib_11_sandbox.ipynb #527a5898
 ERROR_KINDS = ('timeout', 'memory', 'forbidden', 'syntax', 'exception', 'no_answer', 'not_numeric', 'crashed')
