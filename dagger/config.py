@@ -329,4 +329,6 @@ def run_info(cfg: Profile | None = None, **extra) -> dict:
                 python=platform.python_version(), platform=sys.platform,
                 versions={p: v(p) for p in ['dagger', 'torch', 'transformers', 'trl', 'peft', 'datasets']})
     if cfg is not None: info['profile'] = cfg.as_dict()
+    if 'dagger.llm' in sys.modules: info['api_usage'] = sys.modules['dagger.llm'].api_usage()   # tokens and cost of the API calls so far
+    if cfg is not None and cfg.dry_run: info['dry_run'] = True
     return info | extra
