@@ -19,7 +19,7 @@ __all__ = ['AUG_TYPES', 'LANG_NAMES', 'UNITS', 'DIM_WORDS', 'DAYS', 'ABSTRACT', 
            'extract_json', 'parse_sentences', 'check_added', 'parse_verdict', 'llm_verify', 'llm_augment', 'Anchor',
            'find_anchors', 'Facts', 'problem_facts', 'Template', 'pick_number', 'fill_template', 'offline_sentences',
            'graph_values', 'offline_augment', 'check_record', 'build_typed', 'build_dose', 'distractmath_dir',
-           'build_all', 'summary_table', 'write_readme', 'side_by_side']
+           'build_all', 'summary_table', 'write_readme', 'side_by_side', 'distractor_model', 'distractor_backend']
 
 # %% ../nbs/stage_1_distractors.ipynb #91b787ab
 AUG_TYPES = ('RED', 'OAD', 'NEED')
@@ -930,3 +930,14 @@ def side_by_side(recs: list[dict]) -> str:
         rows.append(f"| {r['id']} | {r['augmentation_type']} | {cell(r['original_question'])} | {cell(m)} | "
                     f"{', '.join(format_number(v) for v in r['distractor_values'])} |")
     return '\n'.join(rows)
+
+# %% ../nbs/stage_1_distractors.ipynb #e9c45eb1
+def distractor_model(cfg) -> tuple[str, str]:
+    "(backend kind, model) of the profile's LLM distractor pipeline: its `distractors` settings, else the profile's own."
+    return cfg.distractors.backend or cfg.backend, cfg.distractors.model or cfg.model
+
+def distractor_backend(cfg, cache=True):
+    "The backend that generates and verifies distractors for profile `cfg`."
+    from dagger.llm import backend_from_profile
+    kind, model = distractor_model(cfg)
+    return backend_from_profile(cfg, kind=kind, model=model, cache=cache)

@@ -153,3 +153,10 @@ def test_validation_rows_cut_and_empty_sets():
     for train, val in (([], [1]), ([1], [])):
         with pytest.raises(S.RecipeError, match='need training and validation rows'):
             S.validation_rows(train, val)
+
+
+def test_the_command_line_model_is_the_profile_model():
+    from dagger.sft import cli_profile
+    cfg = cli_profile('paper', 'google/gemma-3-4b-it', [])
+    assert cfg.model == 'google/gemma-3-4b-it' and cfg.results.parts[-2:] == ('paper', 'gemma-3-4b-it')
+    assert cli_profile('paper', None, []).results.parts[-2:] == ('paper', 'gemma-3-12b-it')
