@@ -886,8 +886,8 @@ Distractor-augmented versions of MGSM and MSVAMP (Bangla and English), built by 
 `data/mgsm` and `data/msvamp` and their gold graphs (`dagger.data`). No language model was used: every added
 sentence comes from a template grounded in the problem's own items, units, days and register, and carries exactly
 one new number. These files stand in for the paper's `dipta007/DistractMath-Bn` (GPT-4.1-written, human-reviewed),
-which `dagger.data.load_split('<source>_<lang>_distract')` uses when the hub is reachable; otherwise it falls back to
-these files and says so.
+which `dagger.data.load_split('<source>_<lang>_distract')` reads under `data_source = hub` (an unreachable hub is
+then an error); `local` reads these files, and `auto` falls back to them with a warning.
 
 Files (JSONL, one record per line):
 - `<source>_<lang>.jsonl` — one record per (problem, type): RED, OAD and NEED for every problem, 2–3 sentences each.

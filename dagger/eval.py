@@ -316,7 +316,7 @@ def run_eval(cfg, backend=None, methods=None, splits=None, n: int | None = None,
     loaded = load_splits(splits, n, cfg.seed, cfg, limit=cfg.eval.n, prepared=True)
     recs = evaluate(backend, methods, loaded, cap=cfg.eval.max_new_tokens, model=label, progress=progress, seed=cfg.seed, prompt=prompt,
                     student=model_dir is not None)
-    recs = [r | dict(phase=phase) for r in recs]
+    recs = [r | dict(phase=phase) | ({'dry_run': True} if cfg.dry_run else {}) for r in recs]   # a dry run's rows say so
     info = run_info(cfg, model=label, phase=phase, path=None if model_dir is None else str(model_dir), backend=backend.kind, methods=list(methods),
                     splits=list(loaded), n={s: len(ps) for s, (ps, _) in loaded.items()},
                     prompt=getattr(prompt, '__name__', 'default'), skipped=[s for s in splits if s not in loaded],
