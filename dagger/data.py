@@ -656,12 +656,12 @@ def load_dose(subset: str, lang: str = 'bn', cfg: Profile | None = None, gold: b
     return [dataclasses.replace(p, id=f'{subset}_{lang}_dose-{i:04d}', split=f'{subset}_{lang}_dose') for i, p in enumerate(recs)]
 
 # %% ../nbs/lib_10_data.ipynb #5fb8ec61
-_FRAMED = re.compile(r'Question:\s*\n(.*?)\n\s*\nOutput:\s*$', re.S)
-
 def question_in_turn(text: str) -> str:
-    "The question of a user turn: the text of its last `Question:` ... `Output:` frame (the graph prompt's), else the whole turn."
-    m = _FRAMED.search(text or '')
-    return (m.group(1) if m else text or '').strip()
+    "The question of a user turn: the text after its last `Question:` line, up to a closing `Output:` (the graph prompt's frame), else the whole turn."
+    text = text or ''
+    starts = [m.end() for m in re.finditer(r'Question:[ \t]*\n', text)]
+    if not starts: return text.strip()
+    return re.sub(r'\n\s*\nOutput:\s*$', '', text[starts[-1]:]).strip()
 
 def _user_question(turns) -> str | None:
     users = [t.get('content') for t in turns or [] if isinstance(t, dict) and t.get('role') == 'user']
