@@ -359,7 +359,7 @@ def dry_run(only: list[str] | None = None, overrides: dict | None = None, out: s
     from dagger.llm import embedded_model_path
     from dagger.config import write_json
     t0, cfg = time.time(), load_profile(profile, **(overrides or {}))
-    write_hub_fixture(cfg._path(cfg.hub_dir), cfg=cfg)
+    write_hub_fixture(cfg._path(cfg.hub_dir), n=24, n_val=6, cfg=cfg)   # enough rows for the stages' own checks
     served = str(embedded_model_path())
     out_dir = Path(out or project_root()/'runs'/profile); out_dir.mkdir(parents=True, exist_ok=True)
     with serve(served, log=out_dir/'server.log') as url:
