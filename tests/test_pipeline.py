@@ -179,6 +179,7 @@ def test_unknown_override_is_an_error():
 def test_dry_run_substitutes_from_one_table(tmp_path, monkeypatch):
     from dagger import pipeline as P
     cfg = P.load_profile('paper-dry')
+    monkeypatch.setitem(__import__('sys').modules, 'dagger.standins', None)          # no stand-in builder: the embedded model
     o = P.dry_run_overrides(cfg, 'http://127.0.0.1:1/v1', '/served', tmp_path)
     assert o['model'] == P.DRY_RUN_FALLBACK and o['backend'] == 'transformers'        # no stand-in builder here: the embedded model
     assert o['teacher.model'] == o['distractors.model'] == '/served' and o['teacher.backend'] == 'openai'
