@@ -11,7 +11,7 @@ EXTRAS ?= dev,api
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: install reproduce test test-notebooks test-pytest export clean-nbs readme check-sync bench
+.PHONY: install reproduce test test-notebooks test-pytest dry-run export clean-nbs readme check-sync bench
 
 install: $(STAMP)
 
@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 reproduce: install
 	$(VENV)/bin/dagger-reproduce --profile $(PROFILE)
 
-test: install check-sync test-notebooks test-pytest
+test: install check-sync test-notebooks test-pytest dry-run
 
 check-sync: install
 	$(VENV)/bin/nbdev-export
@@ -38,6 +38,10 @@ test-notebooks: install
 
 test-pytest: install
 	$(VENV)/bin/pytest tests
+
+# the paper path end to end on a CPU: stand-in models, local hub copies, a local API server (see nbs/lib_13_pipeline.ipynb)
+dry-run: install
+	$(VENV)/bin/dagger-reproduce --dry-run
 
 export: install
 	$(VENV)/bin/nbdev-export

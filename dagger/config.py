@@ -9,9 +9,10 @@ from .roster import roster_problems
 
 # %% auto #0
 __all__ = ['ROSTER_FIELDS', 'SECTIONS', 'METHODS', 'PHASES', 'ALLOWED', 'AT_LEAST', 'SPLIT', 'DEVICE', 'LEGACY', 'ConfigError',
-           'project_root', 'TeacherSettings', 'SFTSettings', 'GRPOSettings', 'EvalSettings', 'AblationSettings',
-           'Profile', 'problems', 'build_profile', 'profile_names', 'load_profile', 'DataFileError',
-           'atomic_write_text', 'write_json', 'read_json', 'write_jsonl', 'read_jsonl', 'git_commit', 'run_info']
+           'project_root', 'model_slug', 'TeacherSettings', 'SFTSettings', 'GRPOSettings', 'EvalSettings',
+           'AblationSettings', 'DistractorSettings', 'Profile', 'problems', 'build_profile', 'profile_names',
+           'profile_values', 'load_profile', 'DataFileError', 'atomic_write_text', 'write_json', 'read_json',
+           'write_jsonl', 'read_jsonl', 'git_commit', 'run_info']
 
 # %% ../nbs/lib_02_config.ipynb #796b0e19
 class ConfigError(ValueError):
@@ -29,6 +30,11 @@ def project_root(start: str | Path | None = None) -> Path:
     raise ConfigError('cannot find the dagger repository (settings.ini); set DAGGER_ROOT')
 
 # %% ../nbs/lib_02_config.ipynb #d80a0adc
+def model_slug(model: str) -> str:
+    "A short, filesystem-safe name of a model id: its last path part without an `embedded:`-style prefix."
+    last = re.split(r'[/:]', model.rstrip('/'))[-1] if model else 'none'
+    return re.sub(r'[^A-Za-z0-9._-]+', '_', last).strip('_.') or 'model'
+
 @dataclass(frozen=True)
 class TeacherSettings:
     "Teacher distillation (teacher stage)."
@@ -80,7 +86,13 @@ class AblationSettings:
     table3_splits: tuple = ('msvamp_bn', 'msvamp_bn_distract')   # original and augmented splits of Table 3
 
 ROSTER_FIELDS = ('roster', 'roster_only')   # read from `roster.<id>` lines, not set by name
-SECTIONS = {'teacher': TeacherSettings, 'sft': SFTSettings, 'grpo': GRPOSettings, 'eval': EvalSettings, 'ablation': AblationSettings}
+@dataclass(frozen=True)
+class DistractorSettings:
+    "The LLM distractor pipeline (distractors stage): its own generator and verifier model, GPT-4.1 in the paper."
+    backend: str = ''              # transformers, vllm or openai; '' = the profile's backend
+    model: str = ''                # '' = the profile's model
+
+SECTIONS = {'distractors': DistractorSettings, 'teacher': TeacherSettings, 'sft': SFTSettings, 'grpo': GRPOSettings, 'eval': EvalSettings, 'ablation': AblationSettings}
 
 @dataclass(frozen=True)
 class Profile:
@@ -93,7 +105,8 @@ class Profile:
     model: str = 'embedded:smollm2-135m'
     models: tuple = ()
     backend: str = 'transformers'       # transformers, vllm or openai
-    data_source: str = 'local'          # local (vendored data), hub or auto
+    data_source: str = 'local'          # local (vendored and built files), hub (the hub only: unavailable is an error), auto (hub, else local)
+    hub_dir: str = ''                   # a folder standing in for the hub: <hub_dir>/<owner>/<name> laid out as the dataset repo; '' = the hub
     batch_size: int = 8                 # generation batch
     max_new_tokens: int = 512
     msvamp_holdout: bool = False        # evaluate only MSVAMP's even-numbered problems, so the odd half may be trained on
@@ -106,11 +119,15 @@ class Profile:
     api_key_env: str = 'OPENAI_API_KEY' # the environment variable holding the API key (never the key itself)
     api_concurrency: int = 8            # API requests in flight at once
     tensor_parallel_size: int = 1       # GPUs per vLLM model
+    api_timeout: float = 600.0          # seconds to wait for one API reply (a long generation is not re-sent on time-out)
+    api_max_usd: float = 0.0            # spending cap of one stage's API calls (prices in dagger.llm.PRICES); 0 = no cap
+    dry_run: bool = False               # stand-in models and data: every result row is labelled dry-run
     vllm_max_model_len: int = 0         # vLLM context (prompt + output tokens); 0 = the model's own (131,072 for Gemma-3)
     vllm_dtype: str = 'auto'            # vLLM weights: auto, bfloat16, float16 or float32
     vllm_gpu_memory_utilization: float = 0.9   # share of the GPU a vLLM engine takes
     roster: tuple = ()                  # the systems of the paper's tables (`roster.<id>` lines; dagger.roster)
     roster_only: tuple = ()             # `roster.only`: the ids of the systems to run; () = all
+    distractors: DistractorSettings = dataclasses.field(default_factory=DistractorSettings)
     teacher: TeacherSettings = dataclasses.field(default_factory=TeacherSettings)
     sft: SFTSettings = dataclasses.field(default_factory=SFTSettings)
     grpo: GRPOSettings = dataclasses.field(default_factory=GRPOSettings)
@@ -118,7 +135,7 @@ class Profile:
     ablation: AblationSettings = dataclasses.field(default_factory=AblationSettings)
 
     def _path(self, s: str) -> Path:
-        p = Path(s.format(profile=self.name))
+        p = Path(s.format(profile=self.name, model=model_slug(self.model)))
         return p if p.is_absolute() else project_root()/p
     @property
     def results(self) -> Path: return self._path(self.results_dir)
@@ -167,7 +184,8 @@ def _cast(name: str, tp, value):
 METHODS = ('cot', 'reasoning', 'dagger', 'pot', 'got')
 PHASES = ('untrained', 'sft', 'grpo')
 ALLOWED = {'backend': ('transformers', 'vllm', 'openai'), 'data_source': ('local', 'hub', 'auto'),
-           'vllm_dtype': ('auto', 'bfloat16', 'float16', 'float32'), 'teacher.backend': ('gold', 'openai', 'vllm', 'transformers'), 'sft.recipe': ('paper', 'cpu'),
+           'vllm_dtype': ('auto', 'bfloat16', 'float16', 'float32'), 'teacher.backend': ('gold', 'openai', 'vllm', 'transformers'),
+           'distractors.backend': ('', 'transformers', 'vllm', 'openai'), 'sft.recipe': ('paper', 'cpu'),
            'sft.select': ('first', 'shortest', 'balanced'), 'sft.student_shots': (0, 1), 'grpo.recipe': ('paper', 'cpu'),
            'grpo.init': ('sft', 'base'), 'eval.methods': METHODS, 'eval.phases': PHASES,
            'ablation.tables': ('table3', 'table5', 'table7'), 'ablation.languages': ('bn', 'de', 'en', 'es', 'fr', 'ja', 'ru', 'sw', 'te', 'th', 'zh')}
@@ -230,12 +248,24 @@ def profile_names(path: str | Path | None = None) -> list[str]:
     cp = configparser.ConfigParser(); cp.read(Path(path or project_root()/'settings.ini'), encoding='utf-8')
     return cp.sections()
 
+def profile_values(name: str, path: str | Path | None = None) -> dict:
+    "The settings profile `name` writes in `settings.ini`: [DEFAULT], then the profile it `extends` (if any), then its own."
+    path = Path(path or project_root()/'settings.ini')
+    cp = configparser.ConfigParser(default_section='\0'); cp.read(path, encoding='utf-8')   # own values only, DEFAULT as a section
+    own = {s: dict(cp[s]) for s in cp.sections()}
+    if name not in own or name == 'DEFAULT': raise ConfigError(f'no profile {name!r} in {path}; have {profile_names(path)}')
+    chain = [name]
+    while (base := own[chain[-1]].get('extends')):
+        if base in chain or base not in own: raise ConfigError(f'profile {chain[-1]!r} extends {base!r}: not a profile, or a loop')
+        chain.append(base)
+    vals = dict(own.get('DEFAULT', {}))
+    for s in reversed(chain): vals |= own[s]
+    vals.pop('extends', None)
+    return vals
+
 def load_profile(name: str = 'cpu', path: str | Path | None = None, **overrides) -> Profile:
     "Load profile `name` from `settings.ini`, then apply `overrides` (`sft__recipe='paper'` or `**{'sft.recipe': 'paper'}`)."
-    path = Path(path or project_root()/'settings.ini')
-    cp = configparser.ConfigParser(); cp.read(path, encoding='utf-8')
-    if name not in cp.sections(): raise ConfigError(f'no profile {name!r} in {path}; have {cp.sections()}')
-    return build_profile(name, dict(cp[name]) | {_key(k): v for k, v in overrides.items()})
+    return build_profile(name, profile_values(name, path) | {_key(k): v for k, v in overrides.items()})
 
 # %% ../nbs/lib_02_config.ipynb #3d67ca94
 class DataFileError(ValueError):
@@ -312,4 +342,6 @@ def run_info(cfg: Profile | None = None, **extra) -> dict:
                 python=platform.python_version(), platform=sys.platform,
                 versions={p: v(p) for p in ['dagger', 'torch', 'transformers', 'trl', 'peft', 'datasets']})
     if cfg is not None: info['profile'] = cfg.as_dict()
+    if 'dagger.llm' in sys.modules: info['api_usage'] = sys.modules['dagger.llm'].api_usage()   # tokens and cost of the API calls so far
+    if cfg is not None and cfg.dry_run: info['dry_run'] = True
     return info | extra

@@ -2,7 +2,7 @@
 
 # %% ../nbs/lib_12_data.ipynb #723049c1
 from __future__ import annotations
-import ast, copy, statistics, dataclasses, functools, json, logging, math, os, random, re, socket, threading, time
+import ast, copy, tempfile, statistics, dataclasses, functools, json, logging, math, os, random, re, socket, threading, time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,12 +16,13 @@ from .graph import from_obj, execute, is_correct, GraphError
 
 # %% auto #0
 __all__ = ['log', 'AUG_TYPES', 'MGSM_LANGS', 'MSVAMP_FILES', 'FINAL_LABEL', 'BASE_SPLITS', 'DISTRACT_SPLITS', 'DOSE_SPLITS',
-           'SPLITS', 'EVAL_SPLITS', 'PAPER_SPLIT_SIZES', 'HUB_HOST', 'DISTRACT_REPO', 'TRAIN_REPO', 'DataError',
-           'Problem', 'data_root', 'DataRowError', 'gsm8k_final_answer', 'sample', 'GoldGraphError', 'solution_steps',
-           'gsm8k_graph', 'msvamp_graph', 'verify_graph', 'mgsm_alignment', 'gold_coverage', 'load_split', 'to_frame',
-           'HubUnavailable', 'DistractMathNotBuilt', 'hub_probe', 'load_hub', 'distract_record', 'distract_path',
-           'load_distractmath', 'load_training', 'msvamp_number', 'msvamp_half', 'evaluable', 'SplitNotPrepared',
-           'needed_splits', 'prepare_splits', 'prepared_split', 'split_summary']
+           'SPLITS', 'EVAL_SPLITS', 'PAPER_SPLIT_SIZES', 'HUB_HOST', 'DISTRACT_REPO', 'TRAIN_REPO', 'HUB_SCHEMA',
+           'DataError', 'Problem', 'data_root', 'DataRowError', 'gsm8k_final_answer', 'sample', 'GoldGraphError',
+           'solution_steps', 'gsm8k_graph', 'msvamp_graph', 'verify_graph', 'mgsm_alignment', 'gold_coverage',
+           'load_split', 'to_frame', 'HubUnavailable', 'DistractMathNotBuilt', 'hub_probe', 'load_hub', 'hub_args',
+           'data_source', 'distract_record', 'distract_path', 'load_distractmath', 'question_in_turn', 'load_training',
+           'write_hub_fixture', 'msvamp_number', 'msvamp_half', 'evaluable', 'SplitNotPrepared', 'needed_splits',
+           'prepare_splits', 'prepared_split', 'split_summary']
 
 # %% ../nbs/lib_12_data.ipynb #777c4fad
 class DataError(ValueError):
@@ -526,18 +527,52 @@ def hub_probe(host: str = HUB_HOST, port: int = 443, timeout: float = 3.0) -> st
     if res.get('ok'): return None
     return res.get('err', f'no answer from {host}:{port} within {timeout:g}s')
 
-def load_hub(repo: str, config: str, split: str = 'train', offline: bool | None = None, timeout: float = 3.0):
-    "`datasets.load_dataset(repo, config, split=split)`, failing fast with `HubUnavailable` when the hub is not reachable."
+HUB_SCHEMA = {   # (repo, config): (splits, columns), as published (see the table above)
+    (DISTRACT_REPO, 'mgsm'): (('train',), ('row_index', 'original_question', 'modified_question', 'ground_truth', 'augmentation_type',
+                                           'added_sentences', 'justification', 'answers_match')),
+    (TRAIN_REPO, 'sft'): (('train', 'val'), ('conversations', 'response', 'english_answer')),
+    (TRAIN_REPO, 'grpo'): (('train',), ('prompt', 'question', 'solution')),
+}
+HUB_SCHEMA[(DISTRACT_REPO, 'msvamp')] = HUB_SCHEMA[(DISTRACT_REPO, 'mgsm')]
+
+def _check_schema(ds, repo: str, config: str, what: str):
+    "Raise `DataError` if the loaded dataset lacks a column the authors published."
+    missing = [c for c in HUB_SCHEMA[(repo, config)][1] if c not in ds.column_names]
+    if missing: raise DataError(f'{what}: no column(s) {missing}; it has {ds.column_names}')
+    return ds
+
+def load_hub(repo: str, config: str, split: str = 'train', offline: bool | None = None, timeout: float = 3.0, local: str | Path = ''):
+    "`datasets.load_dataset(repo, config, split=split)` (from `local/<repo>` if given), failing fast with `HubUnavailable` when the hub is not reachable."
     what = f'hub {repo} [{config}] split {split}'
+    if (repo, config) not in HUB_SCHEMA or split not in HUB_SCHEMA[(repo, config)][0]:
+        raise DataError(f'{what}: not published; published: ' + ', '.join(f'{r} [{c}] {"/".join(s)}' for (r, c), (s, _) in HUB_SCHEMA.items()))
+    import datasets
+    if local:
+        folder = Path(local)/repo
+        if not (folder/'README.md').exists(): raise HubUnavailable(f'{what}: no local copy {folder}/README.md')
+        with tempfile.TemporaryDirectory() as tmp:   # datasets caches by folder name, not path: a fresh cache, so a changed copy is never read stale
+            ds = datasets.load_dataset(str(folder), config, split=split, cache_dir=tmp, keep_in_memory=True)
+        return _check_schema(ds, repo, config, f'{what} (local {folder})')
     if offline or (offline is None and _env_offline()): raise HubUnavailable(f'{what}: not tried (offline)')
     t0 = time.time()
     why = hub_probe(timeout=timeout)
     if why: raise HubUnavailable(f'{what}: {HUB_HOST} unreachable after {time.time() - t0:.1f}s ({why})')
     os.environ.setdefault('HF_HUB_ETAG_TIMEOUT', str(int(max(timeout, 1))))
     os.environ.setdefault('HF_HUB_DOWNLOAD_TIMEOUT', '30')
-    import datasets
-    try: return datasets.load_dataset(repo, config, split=split)
+    try: ds = datasets.load_dataset(repo, config, split=split)
     except Exception as e: raise HubUnavailable(f'{what}: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ""}') from None
+    return _check_schema(ds, repo, config, what)
+
+def hub_args(cfg: Profile | None) -> dict:
+    "The `load_hub` keywords a profile implies: its offline flag and its local stand-in for the hub."
+    if cfg is None: return {}
+    return dict(offline=cfg.offline, local=cfg._path(cfg.hub_dir) if cfg.hub_dir else '')
+
+def data_source(cfg: Profile | None, source: str | None = None) -> str:
+    "Where hub datasets come from: `source` if given, else the profile's `data_source`, else 'auto'."
+    source = source or (cfg.data_source if cfg is not None else 'auto')
+    if source not in ('auto', 'hub', 'local'): raise DataError(f'source must be auto, hub or local, not {source!r}')
+    return source
 
 # %% ../nbs/lib_12_data.ipynb #f8aa840d
 def _distract_gold(orig: Problem | None, added: list, answer: float, values: list | None = None) -> dict | None:
@@ -590,15 +625,15 @@ def load_distractmath(subset: str, lang: str = 'bn', cfg: Profile | None = None,
                       gold: bool = True, timeout: float = 3.0) -> list[Problem]:
     "DistractMath records for `subset` ('mgsm' or 'msvamp'): from the hub, else the local built files."
     if subset not in ('mgsm', 'msvamp'): raise DataError(f'DistractMath subsets are mgsm and msvamp, not {subset!r}')
-    source = source or ('hub' if cfg is not None and cfg.data_source == 'hub' else 'local' if cfg is not None else 'auto')
-    if source not in ('auto', 'hub', 'local'): raise DataError(f'source must be auto, hub or local, not {source!r}')
+    source = data_source(cfg, source)
     originals = _index(list(_with_gold(f'{subset}_{lang}', data_root(cfg))[0]) if gold else None)
     tried = ''
     if source in ('auto', 'hub') and lang == 'bn':
         try:
-            ds = load_hub(DISTRACT_REPO, subset, 'train', offline=cfg.offline if cfg is not None else None, timeout=timeout)
+            ds = load_hub(DISTRACT_REPO, subset, 'train', timeout=timeout, **hub_args(cfg))
             return [distract_record(r, i, subset, lang, f'hub:{DISTRACT_REPO}/{subset}', originals) for i, r in enumerate(ds)]
         except HubUnavailable as e:
+            if source == 'hub': raise HubUnavailable(f'{e}; data_source = hub allows no fallback (auto would read the local files)') from None
             tried = str(e)
     path = distract_path(subset, lang, cfg)
     if not path.exists():
@@ -622,34 +657,99 @@ def load_dose(subset: str, lang: str = 'bn', cfg: Profile | None = None, gold: b
     return [dataclasses.replace(p, id=f'{subset}_{lang}_dose-{i:04d}', split=f'{subset}_{lang}_dose') for i, p in enumerate(recs)]
 
 # %% ../nbs/lib_12_data.ipynb #5fb8ec61
+def question_in_turn(text: str) -> str:
+    "The question of a user turn: the text after its last `Question:` line, up to a closing `Output:` (the graph prompt's frame), else the whole turn."
+    text = text or ''
+    starts = [m.end() for m in re.finditer(r'Question:[ \t]*\n', text)]
+    if not starts: return text.strip()
+    return re.sub(r'\n\s*\nOutput:\s*$', '', text[starts[-1]:]).strip()
+
+def _user_question(turns) -> str | None:
+    users = [t.get('content') for t in turns or [] if isinstance(t, dict) and t.get('role') == 'user']
+    return question_in_turn(users[-1]) if users and isinstance(users[-1], str) else None
+
 def _hub_training_record(row: dict, i: int, config: str, split: str) -> Problem:
-    q = next((row[k] for k in ('question', 'problem', 'prompt', 'query') if isinstance(row.get(k), str)), None)
-    a = next((row[k] for k in ('answer', 'ground_truth', 'gold', 'solution_value') if k in row), None)
-    if q is None: raise DataError(f'hub {TRAIN_REPO}[{config}] row {i}: no question field among {sorted(row)}')
+    "One published `sft` or `grpo` row as a `Problem` (columns as in `HUB_SCHEMA`)."
+    where = f'hub {TRAIN_REPO}[{config}] {split} row {i}'
+    q = _user_question(row.get('conversations')) if config == 'sft' else row.get('question')
+    a = row.get('english_answer' if config == 'sft' else 'solution')
+    if not isinstance(q, str) or not q.strip(): raise DataError(f'{where}: no question (sft: last user turn of conversations; grpo: question)')
     try: a = float(to_ascii_digits(str(a)).replace(',', ''))
     except (TypeError, ValueError): a = float('nan')
-    if not math.isfinite(a): raise DataError(f'hub {TRAIN_REPO}[{config}] row {i}: no numeric answer among {sorted(row)}')
-    g = next((row[k] for k in ('graph', 'gold_graph') if isinstance(row.get(k), dict)), None)
-    return Problem(f'dagger_{config}_{split}-{i:05d}', q, a, 'bn', f'dagger-{config}', f'dagger_{config}_{split}',
-                   gold_graph=g, origin=f'hub:{TRAIN_REPO}/{config}/{split}#{i}', meta={'hub_row': row})
+    if not math.isfinite(a): raise DataError(f'{where}: no numeric {"english_answer" if config == "sft" else "solution"}: {a!r}')
+    return Problem(f'dagger_{config}_{split}-{i:05d}', q.strip(), a, 'bn', f'dagger-{config}', f'dagger_{config}_{split}',
+                   origin=f'hub:{TRAIN_REPO}/{config}/{split}#{i}', meta={'hub_row': row})
 
 def load_training(config: str, split: str = 'train', cfg: Profile | None = None, source: str | None = None,
                   n_val: int = 481, seed: int = 0) -> list[Problem]:
     "The paper's training set `config` ('sft' or 'grpo'; split 'train' or 'val'), else GSM8K train with gold graphs."
     if config not in ('sft', 'grpo') or split not in ('train', 'val'):
         raise DataError(f'training sets are sft/grpo with splits train/val, not {config!r}/{split!r}')
-    source = source or ('hub' if cfg is not None and cfg.data_source == 'hub' else 'local' if cfg is not None else 'auto')
+    source = data_source(cfg, source)
     if source in ('auto', 'hub'):
+        if config == 'grpo' and split == 'val': raise DataError(f'{TRAIN_REPO} [grpo] has no val split (only sft has one)')
         try:
-            ds = load_hub(TRAIN_REPO, config, 'validation' if split == 'val' else split, offline=cfg.offline if cfg is not None else None)
+            ds = load_hub(TRAIN_REPO, config, split, **hub_args(cfg))
             return [_hub_training_record(r, i, config, split) for i, r in enumerate(ds)]
         except HubUnavailable as e:
-            if source == 'hub': raise
+            if source == 'hub': raise HubUnavailable(f'{e}; data_source = hub allows no fallback (auto would use GSM8K train)') from None
             log.warning('%s; falling back to GSM8K train with gold graphs', e)
     recs = load_split('gsm8k_train', cfg=cfg)
     if config == 'sft': recs = [p for p in recs if p.gold_graph is not None]
     val = {p.id for p in sample(recs, n_val, seed)}
     return [p for p in recs if (p.id in val) == (split == 'val')]
+
+# %% ../nbs/lib_12_data.ipynb #9cea69b3
+_FIXTURE_TURN = 'Write the computational graph of the problem as JSON.\n\nQuestion:\n{question}\n\nOutput:\n'
+_ADDED = {'RED': 'তার বন্ধুর কাছে ৭টি কলম আছে।', 'OAD': 'প্রতিটি কলমের ওজন ১২ গ্রাম।', 'NEED': 'সে ৫টি বই কিনতে চেয়েছিল, কিন্তু পরে কেনেনি।'}
+
+def _card(configs: dict) -> str:
+    "A dataset card whose YAML maps each config's splits to parquet files, as the published cards do."
+    lines = ['---', 'configs:']
+    for c, splits in configs.items():
+        lines += [f'- config_name: {c}', '  data_files:'] + [x for s in splits for x in (f'  - split: {s}', f'    path: {c}/{s}-*')]
+    return '\n'.join(lines + ['---', '', 'A local fixture with the published layout and columns (dagger.data.write_hub_fixture).', ''])
+
+def _parquet(rows: list, path: Path):
+    import datasets
+    path.parent.mkdir(parents=True, exist_ok=True)
+    datasets.Dataset.from_list(rows).to_parquet(str(path))
+
+def _graph_json(g: dict) -> str: return json.dumps(g, ensure_ascii=False, indent=2)
+
+def _training_fixture(problems: list) -> tuple[list, list]:
+    "(sft rows, grpo rows) in the published columns for `problems` (GSM8K with gold graphs)."
+    turn = lambda p: dict(role='user', content=_FIXTURE_TURN.format(question=p.question))
+    sft = [dict(conversations=[turn(p), dict(role='assistant', content=f'```json\n{_graph_json(p.gold_graph)}\n```\n')],
+                response=_graph_json(p.gold_graph), english_answer=float(p.answer)) for p in problems]
+    grpo = [dict(prompt=[turn(p)], question=p.question, solution=float(p.answer)) for p in problems]
+    return sft, grpo
+
+def _distract_fixture(problems: list) -> list:
+    "DistractMath rows in the published columns: each problem with one added sentence after its first."
+    rows = []
+    for i, p in enumerate(problems):
+        kind = AUG_TYPES[i % 3]; first, _, rest = p.question.partition('। ')
+        rows.append(dict(row_index=int(p.meta['row']), original_question=p.question, ground_truth=int(p.answer), augmentation_type=kind,
+                         modified_question=f'{first}। {_ADDED[kind]} {rest}' if rest else f'{p.question} {_ADDED[kind]}',
+                         added_sentences=_ADDED[kind], justification='it is about something the question does not ask', answers_match=True))
+    return rows
+
+def write_hub_fixture(root: str | Path, n: int = 4, n_val: int = 2, cfg: Profile | None = None) -> Path:
+    "Write tiny copies of `dipta007/dagger` and `dipta007/DistractMath-Bn` under `root` (published layout and columns); return `root`."
+    root = Path(root)
+    gsm = [p for p in load_split('gsm8k_train', n=4 * (n + n_val), seed=1, cfg=cfg) if p.gold_graph]
+    sft, grpo = _training_fixture(gsm[:n + n_val + n])
+    t = root/TRAIN_REPO
+    _parquet(sft[:n], t/'sft'/'train-00000-of-00001.parquet'); _parquet(sft[n:n + n_val], t/'sft'/'val-00000-of-00001.parquet')
+    _parquet(grpo[n + n_val:], t/'grpo'/'train-00000-of-00001.parquet')
+    (t/'README.md').write_text(_card({'grpo': ['train'], 'sft': ['train', 'val']}), encoding='utf-8')
+    d = root/DISTRACT_REPO
+    for subset in ('mgsm', 'msvamp'):
+        probs = [p for p in load_split(f'{subset}_bn', cfg=cfg, gold=False)[:4 * n] if float(p.answer).is_integer()][:n]
+        _parquet(_distract_fixture(probs), d/subset/'train-00000-of-00001.parquet')
+    (d/'README.md').write_text(_card({'mgsm': ['train'], 'msvamp': ['train']}), encoding='utf-8')
+    return root
 
 # %% ../nbs/lib_12_data.ipynb #9a87dd8c
 def msvamp_number(p: Problem) -> int | None:
@@ -681,7 +781,7 @@ def prepare_splits(cfg: Profile, names: list[str]) -> dict:
     out, done = layout.output(cfg, 'dataset'), {}
     for name in tqdm(names, desc='prepare splits', leave=False):
         try: recs = evaluable(load_split(name, cfg=cfg), cfg)
-        except (DistractMathNotBuilt, HubUnavailable) as e:
+        except DistractMathNotBuilt as e:        # HubUnavailable (data_source = hub) stops the stage: no silent substitute
             done[name] = f'not available: {e}'; continue
         write_jsonl(out/f'{name}.jsonl', [p.to_dict() for p in recs]); done[name] = len(recs)
     write_json(out/'splits.json', dict(splits=done, msvamp_holdout=cfg.msvamp_holdout))

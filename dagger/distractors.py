@@ -19,7 +19,7 @@ __all__ = ['UNITS', 'DIM_WORDS', 'DAYS', 'ABSTRACT', 'PEOPLE_EN', 'TEMPLATES', '
            'verifier_prompt', 'ResponseError', 'extract_json', 'parse_sentences', 'check_added', 'parse_verdict',
            'llm_verify', 'llm_augment', 'Anchor', 'find_anchors', 'Facts', 'problem_facts', 'Template', 'pick_number',
            'graph_values', 'offline_augment', 'check_record', 'build_typed', 'build_dose', 'distractmath_dir',
-           'build_all', 'summary_table']
+           'build_all', 'summary_table', 'distractor_model', 'distractor_backend']
 
 # %% ../nbs/stage_1_distractors.ipynb #91b787ab
 class DistractorError(ValueError):
@@ -882,8 +882,8 @@ Distractor-augmented versions of MGSM and MSVAMP (Bangla and English), built by 
 `data/mgsm` and `data/msvamp` and their gold graphs (`dagger.data`). No language model was used: every added
 sentence comes from a template grounded in the problem's own items, units, days and register, and carries exactly
 one new number. These files stand in for the paper's `dipta007/DistractMath-Bn` (GPT-4.1-written, human-reviewed),
-which `dagger.data.load_split('<source>_<lang>_distract')` uses when the hub is reachable; otherwise it falls back to
-these files and says so.
+which `dagger.data.load_split('<source>_<lang>_distract')` reads under `data_source = hub` (an unreachable hub is
+then an error); `local` reads these files, and `auto` falls back to them with a warning.
 
 Files (JSONL, one record per line):
 - `<source>_<lang>.jsonl` — one record per (problem, type): RED, OAD and NEED for every problem, 2–3 sentences each.
@@ -926,3 +926,14 @@ def examples_table(recs: list[dict]) -> str:
         rows.append(f"| {r['id']} | {r['augmentation_type']} | {cell(r['original_question'])} | {cell(m)} | "
                     f"{', '.join(format_number(v) for v in r['distractor_values'])} |")
     return '\n'.join(rows)
+
+# %% ../nbs/stage_1_distractors.ipynb #e9c45eb1
+def distractor_model(cfg) -> tuple[str, str]:
+    "(backend kind, model) of the profile's LLM distractor pipeline: its `distractors` settings, else the profile's own."
+    return cfg.distractors.backend or cfg.backend, cfg.distractors.model or cfg.model
+
+def distractor_backend(cfg, cache=True):
+    "The backend that generates and verifies distractors for profile `cfg`."
+    from dagger.llm import backend_from_profile
+    kind, model = distractor_model(cfg)
+    return backend_from_profile(cfg, kind=kind, model=model, cache=cache)

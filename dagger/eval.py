@@ -333,6 +333,7 @@ def run_eval(cfg, backend=None, methods=None, splits=None, n: int | None = None,
     recs = evaluate(backend, methods, loaded, cap=cfg.eval.max_new_tokens, model=label, progress=progress, seed=cfg.seed, prompt=prompt,
                     phase=phase, base_model=cfg.model, init=cfg.grpo.init if phase == 'grpo' else None,
                     student=model_dir is not None)
+    if cfg.dry_run: recs = [r | {'dry_run': True} for r in recs]   # a dry run's rows say so
     info = run_info(cfg, model=label, phase=phase, path=None if model_dir is None else str(model_dir), backend=backend.kind, methods=list(methods),
                     splits=list(loaded), n={s: len(ps) for s, (ps, _) in loaded.items()},
                     prompt=getattr(prompt, '__name__', 'default'), skipped=[s for s in splits if s not in loaded],

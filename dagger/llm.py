@@ -14,11 +14,12 @@ if 'torch' not in sys.modules: os.environ.setdefault('OMP_WAIT_POLICY', 'PASSIVE
 from .config import write_json
 
 # %% auto #0
-__all__ = ['SQLITE_HEADER', 'EMBEDDED', 'BACKENDS', 'Sampling', 'Completion', 'BackendError', 'PromptError', 'cache_dir',
-           'completion_key', 'CacheError', 'cache_damage', 'set_aside', 'cache_usage', 'CompletionCache', 'open_cache',
-           'Job', 'weights_fingerprint', 'Backend', 'gguf_path', 'embedded_model_path', 'resolve_device',
+__all__ = ['SQLITE_HEADER', 'EMBEDDED', 'PRICES', 'BACKENDS', 'Sampling', 'Completion', 'BackendError', 'PromptError',
+           'cache_dir', 'completion_key', 'CacheError', 'cache_damage', 'set_aside', 'cache_usage', 'CompletionCache',
+           'open_cache', 'Job', 'weights_fingerprint', 'Backend', 'gguf_path', 'embedded_model_path', 'resolve_device',
            'resolve_model', 'load_model', 'unload_models', 'shared_prefix', 'TransformersBackend', 'release_vllm',
-           'vllm_settings', 'VLLMBackend', 'OpenAIBackend', 'get_backend', 'backend_from_profile']
+           'vllm_settings', 'VLLMBackend', 'BudgetExceeded', 'api_usage', 'cost', 'OpenAIBackend', 'get_backend',
+           'backend_from_profile']
 
 # %% ../nbs/lib_10_llm.ipynb #77b664cf
 @dataclass(frozen=True)
@@ -533,21 +534,48 @@ class VLLMBackend(Backend):
             yield from ((j, self._completion(o.outputs[0])) for j, o in zip(part, outs))
 
 # %% ../nbs/lib_10_llm.ipynb #b63be4c6
+# US dollars per 1M tokens (input, output). Yours to edit: set the prices of your account and of any model you add.
+# gpt-4.1: OpenAI's list price when this was written. A model without a price has no cost (and cannot have a cap).
+PRICES = {'gpt-4.1': (2.00, 8.00), 'gpt-4.1-mini': (0.40, 1.60)}
+
+class BudgetExceeded(BackendError):
+    "The next API request could take the spending of this process past its cap (`max_usd`)."
+
+_API_USAGE, _USAGE_LOCK = {'pid': None, 'models': {}}, threading.Lock()
+
+def api_usage() -> dict:
+    "API calls, prompt and completion tokens and cost in US dollars of this process, per model (what `OpenAIBackend` recorded)."
+    if _API_USAGE['pid'] != os.getpid(): return {}
+    return {m: {k: v for k, v in u.items() if k != 'reserved'} for m, u in _API_USAGE['models'].items()}
+
+def _spent(model: str) -> dict:
+    if _API_USAGE['pid'] != os.getpid(): _API_USAGE.update(pid=os.getpid(), models={})
+    return _API_USAGE['models'].setdefault(model, dict(calls=0, prompt_tokens=0, completion_tokens=0, usd=0.0 if model in PRICES else None, reserved=0.0))
+
+def cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    "The price of one call in US dollars from `PRICES`, or None when the model has no price."
+    if model not in PRICES: return None
+    pin, pout = PRICES[model]
+    return (prompt_tokens*pin + completion_tokens*pout)/1e6
+
 class OpenAIBackend(Backend):
     "Chat completions from any OpenAI-compatible server: bounded concurrency, retries with back-off, tokens from usage."
     kind = 'openai'
     def __init__(self, model: str, cache=None, base_url: str | None = None, api_key_env: str = 'OPENAI_API_KEY',
-                 concurrency: int = 8, max_retries: int = 6, timeout: float = 120.0, backoff: float = 1.0,
-                 max_backoff: float = 60.0, template_kwargs: dict | None = None):
+                 concurrency: int = 8, max_retries: int = 6, timeout: float = 600.0, backoff: float = 1.0,
+                 max_backoff: float = 60.0, template_kwargs: dict | None = None, retry_timeouts: bool = False,
+                 max_usd: float = 0.0):
         import openai
         super().__init__(model, cache)
         if concurrency < 1 or max_retries < 0: raise ValueError('concurrency must be >= 1 and max_retries >= 0')
+        if max_usd and model not in PRICES: raise BackendError(f'a spending cap needs a price for {model!r}: add it to dagger.llm.PRICES')
         key = os.environ.get(api_key_env) or None
         if key is None and (not base_url or 'api.openai.com' in base_url):
             raise BackendError(f'the openai backend reads its key from ${api_key_env}; set it in the environment')
         self.base_url = base_url or 'https://api.openai.com/v1'
         self.concurrency, self.max_retries, self.timeout = concurrency, max_retries, timeout
         self.backoff, self.max_backoff, self.template_kwargs = backoff, max_backoff, dict(template_kwargs or {})
+        self.retry_timeouts, self.max_usd = retry_timeouts, max_usd
         self._secret = key
         self._client = openai.OpenAI(api_key=key or 'EMPTY', base_url=self.base_url, max_retries=0, timeout=timeout)
 
@@ -561,7 +589,8 @@ class OpenAIBackend(Backend):
 
     def _retryable(self, e: Exception) -> bool:
         import openai
-        if isinstance(e, openai.APIConnectionError): return True   # includes time-outs
+        if isinstance(e, openai.APITimeoutError): return self.retry_timeouts   # the server may still be generating (and billing)
+        if isinstance(e, openai.APIConnectionError): return True
         return isinstance(e, openai.APIStatusError) and (e.status_code in (408, 409, 429) or e.status_code >= 500)
 
     def _delay(self, e: Exception, job: Job, attempt: int) -> float:
@@ -578,8 +607,10 @@ class OpenAIBackend(Backend):
                   seed=None if sampling.greedy else job.seed, n=1, extra_body=extra or None)
         kw = {k: v for k, v in kw.items() if v is not None}
         for attempt in range(self.max_retries + 1):
+            held = self._check_budget(job, sampling)
             try: r = self._client.chat.completions.create(**kw)
             except Exception as e:
+                self._record(None, held)
                 msg = self._scrub(f'{type(e).__name__}: {e}')
                 if not self._retryable(e) or attempt == self.max_retries:
                     _log.error('%s: giving up after %d attempt(s): %s', self.model, attempt + 1, msg)
@@ -589,9 +620,32 @@ class OpenAIBackend(Backend):
                 time.sleep(d); continue
             if not r.choices or r.usage is None:
                 return Completion('', 0, 'error', error='the reply has no choices or no usage')
+            self._record(r.usage, held)
             ch = r.choices[0]
             return Completion(ch.message.content or '', int(r.usage.completion_tokens),
                               'length' if ch.finish_reason == 'length' else 'stop')
+
+    def _check_budget(self, job: Job, sampling: Sampling) -> float:
+        "Reserve this request's worst cost (prompt ≈ characters/2 tokens, all new tokens); raise `BudgetExceeded` if it could pass the cap."
+        if not self.max_usd: return 0.0
+        worst = cost(self.model, sum(len(m['content']) for m in job.messages)//2, sampling.max_new_tokens)
+        with _USAGE_LOCK:
+            u = _spent(self.model)
+            if u['usd'] + u['reserved'] + worst > self.max_usd:
+                raise BudgetExceeded(f'{self.model}: ${u["usd"]:.4f} spent, ${u["reserved"]:.4f} in flight; the next request could cost '
+                                     f'${worst:.4f}, past the cap of ${self.max_usd:g} (api_max_usd): raise it to go on; finished completions are cached')
+            u['reserved'] += worst
+        return worst
+
+    def _record(self, usage, reserved: float = 0.0):
+        "Add one reply's tokens and cost to this process's running totals (and release its reservation)."
+        p, c = int(getattr(usage, 'prompt_tokens', 0) or 0), int(getattr(usage, 'completion_tokens', 0) or 0)
+        with _USAGE_LOCK:
+            u = _spent(self.model)
+            u['reserved'] = max(0.0, u['reserved'] - reserved)
+            if usage is None: return
+            u['calls'] += 1; u['prompt_tokens'] += p; u['completion_tokens'] += c
+            if u['usd'] is not None: u['usd'] = round(u['usd'] + cost(self.model, p, c), 6)
 
     def _run(self, jobs, sampling):
         ex = ThreadPoolExecutor(self.concurrency, thread_name_prefix='dagger-openai')
@@ -615,5 +669,6 @@ def backend_from_profile(cfg, kind: str | None = None, model: str | None = None,
     kw = {'transformers': dict(device=cfg.device, batch_size=cfg.batch_size),
           'vllm': dict(tensor_parallel_size=getattr(cfg, 'tensor_parallel_size', 1), seed=cfg.seed) | vllm_settings(cfg),
           'openai': dict(base_url=getattr(cfg, 'api_base_url', '') or None, api_key_env=getattr(cfg, 'api_key_env', 'OPENAI_API_KEY'),
-                         concurrency=getattr(cfg, 'api_concurrency', 8))}.get(kind, {})
+                         concurrency=getattr(cfg, 'api_concurrency', 8), timeout=getattr(cfg, 'api_timeout', 600.0),
+                         max_usd=getattr(cfg, 'api_max_usd', 0.0))}.get(kind, {})
     return get_backend(kind, model, cache=cache, **kw)

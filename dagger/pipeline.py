@@ -10,10 +10,12 @@ from .layout import STAGING_ENV, generated_root, promote
 from .plan import plan_main
 
 # %% auto #0
-__all__ = ['STAGE_RE', 'SKIPPED_DEMO', 'PAPERMILL_TAGS', 'STAGING_DIR', 'README_HEAD', 'NOTEBOOK_RE', 'INCLUDE', 'has_parameters',
-           'stage_number', 'stage_name', 'stages', 'select', 'StageError', 'is_demo', 'without_demos', 'source_cell',
-           'staging_dir', 'reproduce', 'parse_overrides', 'stage_list', 'main', 'notebook_markdown', 'readme_text',
-           'write_readme', 'readme_main', 'notebook_facts', 'notebook_table', 'module_imports', 'module_list', 'expand']
+__all__ = ['STAGE_RE', 'SKIPPED_DEMO', 'PAPERMILL_TAGS', 'STAGING_DIR', 'DRY_RUN_MODELS', 'DRY_RUN_FALLBACK', 'DRY_RUN_BACKENDS',
+           'README_HEAD', 'NOTEBOOK_RE', 'INCLUDE', 'has_parameters', 'stage_number', 'stage_name', 'stages', 'select',
+           'StageError', 'is_demo', 'without_demos', 'source_cell', 'staging_dir', 'reproduce', 'parse_overrides',
+           'stage_list', 'main', 'stand_in', 'dry_run_overrides', 'serve', 'dry_run', 'notebook_markdown',
+           'readme_text', 'write_readme', 'readme_main', 'notebook_facts', 'notebook_table', 'module_imports',
+           'module_list', 'expand']
 
 # %% ../nbs/lib_16_pipeline.ipynb #74dfe161
 STAGE_RE = re.compile(r'stage_(\d+)_(\w+)')
@@ -276,14 +278,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--set', nargs='*', dest='overrides', metavar='KEY=VALUE', help='override profile settings')
     ap.add_argument('--demos', action='store_true', help="also run the notebooks' `#| demo` cells (skipped by default)")
     ap.add_argument('--list', action='store_true', help='list the stages and exit')
+    ap.add_argument('--dry-run', action='store_true', help='run the paper path as profile paper-dry: stand-in models, local hub copies, a local API server')
     ap.add_argument('--plan', action='store_true', help="print and write (results/<profile>/plan.csv) the roster's costed plan, offline; run nothing")
     ap.add_argument('--gpu', default='h100-80gb', help='the GPU the plan checks memory against (data/plan/gpus.csv; default h100-80gb)')
     a = ap.parse_args(argv)
     if a.list: print(stage_list()); return 0
-    if a.plan:   # dagger.plan (lib_14) is imported here only: it prices the roster, the pipeline never needs it
+    if a.plan:
         try: print(plan_main(a.profile, parse_overrides(a.overrides), a.gpu)); return 0
         except ConfigError as e: print(f'error: {e}', file=sys.stderr); return 2
-    try: table = reproduce(a.profile, a.only, parse_overrides(a.overrides), a.out, demos=a.demos)
+    try:
+        if a.dry_run: table = dry_run(a.only, parse_overrides(a.overrides), a.out, 'paper-dry' if a.profile in ('cpu', 'paper') else a.profile)
+        else: table = reproduce(a.profile, a.only, parse_overrides(a.overrides), a.out, demos=a.demos)
     except (ConfigError, BusyError) as e:
         print(f'error: {e}', file=sys.stderr); return 2
     except Interrupted as e:
@@ -295,6 +300,83 @@ def main(argv: list[str] | None = None) -> int:
     if table.attrs['error']:
         print(f'\nerror: {table.attrs["error"]}', file=sys.stderr); return 1
     return 0
+
+# %% ../nbs/lib_16_pipeline.ipynb #dbfa450d
+DRY_RUN_MODELS = {                       # paper model -> dry-run stand-in ('served': the local API server's model)
+    'google/gemma-3-12b-it': 'standin:gemma3', 'google/gemma-3-4b-it': 'standin:gemma3',
+    'Qwen/Qwen3-8B': 'standin:qwen3', 'Qwen/Qwen3-4B': 'standin:qwen3',
+    'meta-llama/Llama-3.2-3B-Instruct': 'standin:llama', 'gpt-4.1': 'served',
+}
+DRY_RUN_FALLBACK = 'embedded:smollm2-135m'   # what stands in when a stand-in cannot be built here
+DRY_RUN_BACKENDS = {'vllm': 'transformers'}
+
+def stand_in(model: str, root: Path, served: str = '') -> str:
+    "The dry-run stand-in of `model`: a built `standin:<kind>` folder, the served model, or the embedded fallback."
+    target = DRY_RUN_MODELS.get(model, DRY_RUN_FALLBACK)
+    if target == 'served': return served or DRY_RUN_FALLBACK
+    if not target.startswith('standin:'): return target
+    try: from dagger.standins import build_standin      # provided by the paper-models branch
+    except ImportError: return DRY_RUN_FALLBACK
+    kind = target.split(':', 1)[1]
+    return str(build_standin(kind, root/'standins'/kind))
+
+def dry_run_overrides(cfg: Profile, api_url: str, served: str, root: Path | None = None) -> dict:
+    "The settings that turn profile `cfg` into its dry run: stand-in models and backends, the local API server."
+    root = root or cfg.generated
+    sub = lambda m: stand_in(m, root, served) if m else m
+    back = lambda b: DRY_RUN_BACKENDS.get(b, b)
+    return {'model': sub(cfg.model), 'models': ', '.join(sub(m) for m in cfg.models), 'backend': back(cfg.backend),
+            'teacher.model': sub(cfg.teacher.model), 'teacher.backend': back(cfg.teacher.backend),
+            'distractors.model': sub(cfg.distractors.model), 'distractors.backend': back(cfg.distractors.backend),
+            'api_base_url': api_url, 'dry_run': True}
+
+# %% ../nbs/lib_16_pipeline.ipynb #37e09adb
+def _free_port() -> int:
+    import socket
+    with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
+
+@contextlib.contextmanager
+def serve(folder: str | Path, wait: float = 300.0, log: Path | None = None):
+    "Run `transformers serve` for model `folder` on 127.0.0.1; yield its OpenAI base URL; stop it afterwards."
+    import subprocess, urllib.request, urllib.error
+    exe = Path(sys.executable).parent/'transformers'
+    port = _free_port()
+    out = open(log, 'w') if log else subprocess.DEVNULL
+    proc = subprocess.Popen([str(exe), 'serve', str(folder), '--host', '127.0.0.1', '--port', str(port), '--device', 'cpu',
+                             '--dtype', 'float32'], stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.time() + wait
+        while True:
+            try: urllib.request.urlopen(f'http://127.0.0.1:{port}/health', timeout=2).close(); break
+            except (urllib.error.URLError, OSError):
+                if proc.poll() is not None or time.time() > deadline:
+                    raise StageError('transformers serve', None, f'the local API server did not start (exit {proc.poll()}; log {log})') from None
+                time.sleep(1)
+        yield f'http://127.0.0.1:{port}/v1'
+    finally:
+        proc.terminate()
+        try: proc.wait(timeout=20)
+        except subprocess.TimeoutExpired: proc.kill(); proc.wait()
+        if log: out.close()
+
+def dry_run(only: list[str] | None = None, overrides: dict | None = None, out: str | Path | None = None, profile: str = 'paper-dry'):
+    "Run the paper path as `profile` with every substitution of a dry run; return the stage table (its `attrs` hold the substitutions)."
+    from dagger.data import write_hub_fixture
+    from dagger.llm import embedded_model_path
+    from dagger.config import write_json
+    t0, cfg = time.time(), load_profile(profile, **(overrides or {}))
+    write_hub_fixture(cfg._path(cfg.hub_dir), n=24, n_val=6, cfg=cfg)   # enough rows for the stages' own checks
+    served = str(embedded_model_path())
+    out_dir = Path(out or project_root()/'runs'/profile); out_dir.mkdir(parents=True, exist_ok=True)
+    with serve(served, log=out_dir/'server.log') as url:
+        subs = dry_run_overrides(cfg, url, served)
+        table = reproduce(profile, only, subs | dict(overrides or {}), out_dir)
+    facts = dict(profile=profile, substitutions=subs, models=DRY_RUN_MODELS, backends=DRY_RUN_BACKENDS, fallback=DRY_RUN_FALLBACK,
+                 hub_dir=str(cfg._path(cfg.hub_dir)), api_server='transformers serve ' + served, wall_s=round(time.time() - t0, 1),
+                 stages=table.drop(columns=['files']).to_dict('records'))
+    write_json(out_dir/'dry_run.json', facts)
+    table.attrs['dry_run'] = facts
+    return table
 
 # %% ../nbs/lib_16_pipeline.ipynb #d40852e9
 def notebook_markdown(nb_path: str | Path) -> str:

@@ -23,7 +23,7 @@ __all__ = ['PROJECTIONS', 'VISION_MODULES', 'RECIPES', 'ORDERS', 'TESTED', 'Lora
            'model_lora_config', 'unsloth_lora', 'logits_batch', 'load_for_training', 'cache_kw', 'frozen_prefix_ok',
            'share_frozen_prefix', 'prompt_prefix', 'save_processor', 'merge_adapter', 'validation_rows', 'train_sft',
            'history_frame', 'plot_loss', 'before_after', 'student_backend', 'before_after_table', 'sft_dir',
-           'sft_folder', 'merged_model', 'run_sft', 'main']
+           'sft_folder', 'merged_model', 'run_sft', 'cli_profile', 'main']
 
 # %% ../nbs/stage_4_sft.ipynb #5ed913b0
 PROJECTIONS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
@@ -451,6 +451,10 @@ def _tokenizer(model: str):
 def _device(cfg: Profile) -> str:
     return resolve_device(cfg.device)
 
+def cli_profile(profile: str, model: str | None, overrides: list):
+    "The profile a command line names: `--model` becomes the profile's model, so results folders and labels follow it."
+    return load_profile(profile, **dict(o.split('=', 1) for o in overrides), **({'model': model} if model else {}))
+
 def main(argv=None):
     "Command line: train the SFT model of a profile (`python -m dagger.sft --profile paper [--model M] [key=value ...]`)."
     import argparse
@@ -458,8 +462,8 @@ def main(argv=None):
     ap.add_argument('--profile', default='cpu'); ap.add_argument('--model', default=None)
     ap.add_argument('overrides', nargs='*', help='Profile fields as key=value')
     a = ap.parse_args(argv)
-    cfg = load_profile(a.profile, **dict(o.split('=', 1) for o in a.overrides))
-    facts = run_sft(cfg, model=a.model)
+    cfg = cli_profile(a.profile, a.model, a.overrides)
+    facts = run_sft(cfg)
     print(json.dumps({k: facts[k] for k in ('model', 'steps', 'wall_s', 'best_eval_loss', 'merged')}))
 
 if __name__ == '__main__' and getattr(globals().get('__spec__'), 'name', None) == 'dagger.sft': main()   # python -m dagger.sft

@@ -16,8 +16,8 @@ from . import layout
 # %% auto #0
 __all__ = ['STATUSES', 'OVERLAP_SPLITS', 'Verdict', 'verify_output', 'gold_teacher', 'model_teacher', 'distill', 'sft_row',
            'grpo_row', 'without_annotations', 'messages', 'OverlapError', 'norm_question', 'eval_index',
-           'check_overlap', 'hub_graph_text', 'msvamp_training_half', 'training_problems', 'teacher_outputs',
-           'gold_coverage_summary', 'run_teacher', 'load_sets']
+           'check_overlap', 'hub_graph_text', 'msvamp_training_half', 'training_problems', 'output_origins',
+           'teacher_outputs', 'gold_coverage_summary', 'run_teacher', 'load_sets']
 
 # %% ../nbs/stage_3_teacher.ipynb #62af1673
 STATUSES = ('kept', 'wrong', 'unparseable', 'failed_execution', 'no_output')
@@ -135,9 +135,8 @@ def check_overlap(sets: dict, index: dict) -> dict:
 
 # %% ../nbs/stage_3_teacher.ipynb #19bd0a59
 def hub_graph_text(p) -> str | None:
-    "The graph a published training row already holds (assistant turn or graph field), as text, else None."
+    "The graph a published training row holds (its assistant turn, or its `response`), as text, else None; our converted gold graphs are not published graphs."
     row = p.meta.get('hub_row') or {}
-    if p.gold_graph: return G.format_graph(p.gold_graph)
     for key in ('messages', 'completion', 'conversations'):
         turns = row.get(key)
         if isinstance(turns, list):
@@ -173,6 +172,11 @@ def training_problems(cfg: Profile) -> dict:
     return out
 
 # %% ../nbs/stage_3_teacher.ipynb #47a34377
+def output_origins(cfg: Profile, problems: list) -> list[str]:
+    "Where each problem's teacher output comes from: 'gold' (converted annotations), 'published' (the authors' graph) or 'requested' (asked of the model)."
+    if cfg.teacher.backend == 'gold': return ['gold'] * len(problems)
+    return ['published' if hub_graph_text(p) is not None else 'requested' for p in problems]
+
 def teacher_outputs(cfg: Profile, problems: list, backend=None, progress: bool = True) -> list:
     "(text, error) per problem from the profile's teacher (published graphs first, when the rows carry them)."
     if cfg.teacher.backend == 'gold': return gold_teacher(problems)
@@ -198,6 +202,9 @@ def run_teacher(cfg: Profile, backend=None, out=None, progress: bool = True) -> 
     sft = {k: probs[k] for k in ('sft_train', 'sft_val')}
     allp = sft['sft_train'] + sft['sft_val']
     rows, report = distill(allp, teacher_outputs(cfg, allp, backend, progress))
+    origins = output_origins(cfg, allp)
+    report['origins'] = {o: dict(outputs=sum(x == o for x in origins), kept=sum(x == o and r['verdict'].status == 'kept' for x, r in zip(origins, rows)))
+                         for o in dict.fromkeys(origins)}
     student = student_prompt(cfg, annotations=True)
     kept = [sft_row(r['problem'], r['verdict'].text, r['verdict'], student) for r in rows if r['verdict'].status == 'kept']
     val_ids = {p.id for p in sft['sft_val']}

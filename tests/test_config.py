@@ -30,3 +30,17 @@ def test_round_trip_and_bad_json(tmp_path):
     assert read_jsonl(write_jsonl(tmp_path/'a.jsonl', rows)) == rows
     (tmp_path/'s.json').write_text('{\n  "a": 1,\n  "b": \n')
     with pytest.raises(DataFileError, match=r's.json, line 4'): read_json(tmp_path/'s.json')
+
+
+def test_results_are_foldered_per_profile_and_model_and_profiles_extend(tmp_path):
+    from dagger.config import load_profile, model_slug, ConfigError
+    paper = load_profile('paper')
+    assert paper.results.parts[-2:] == ('paper', 'gemma-3-12b-it')
+    assert paper.replace(model='google/gemma-3-4b-it').results.parts[-2:] == ('paper', 'gemma-3-4b-it')
+    assert load_profile('cpu').results.parts[-1] == 'cpu' and model_slug('embedded:smollm2-135m') == 'smollm2-135m'
+    ini = tmp_path / 'settings.ini'
+    ini.write_text('[DEFAULT]\nseed = 1\n[a]\nmodel = x/m1\nbatch_size = 3\n[b]\nextends = a\nbatch_size = 5\n[c]\nextends = c\n')
+    b = load_profile('b', ini)
+    assert (b.model, b.batch_size, b.seed) == ('x/m1', 5, 1)
+    import pytest
+    with pytest.raises(ConfigError, match='loop'): load_profile('c', ini)

@@ -292,3 +292,51 @@ def test_gold_graphs_do_not_state_the_answer():
     for name in ('msvamp_en', 'gsm8k_train'):
         for p in load_split(name, n=30):
             if p.gold_graph: assert p.gold_graph['nodes'][-1] == dict(p.gold_graph['nodes'][-1], id='final_result', label=D.FINAL_LABEL)
+
+
+# ---------- the published schema, on local copies laid out like the hub ----------
+
+@pytest.fixture(scope='module')
+def hub_copy(tmp_path_factory):
+    return D.write_hub_fixture(tmp_path_factory.mktemp('hub'))
+
+
+def test_training_sets_read_the_published_splits_and_columns(hub_copy):
+    cfg = load_profile('paper', hub_dir=str(hub_copy))
+    tr, val, grpo = load_training('sft', cfg=cfg), load_training('sft', 'val', cfg=cfg), load_training('grpo', cfg=cfg)
+    assert (len(tr), len(val), len(grpo)) == (4, 2, 4)                    # split `val`, not `validation`
+    row = tr[0].meta['hub_row']
+    assert sorted(row) == ['conversations', 'english_answer', 'response']
+    assert tr[0].question and tr[0].question in row['conversations'][0]['content'] and 'Question:' not in tr[0].question
+    assert tr[0].answer == row['english_answer'] and val[0].origin == 'hub:dipta007/dagger/sft/val#0'
+    assert sorted(grpo[0].meta['hub_row']) == ['prompt', 'question', 'solution'] and grpo[0].answer == grpo[0].meta['hub_row']['solution']
+    with pytest.raises(DataError, match='no val split'): load_training('grpo', 'val', cfg=cfg)
+
+
+def test_distractmath_reads_the_published_columns(hub_copy):
+    recs = load_distractmath('mgsm', cfg=load_profile('paper', hub_dir=str(hub_copy)))
+    assert len(recs) == 4 and recs[0].origin == 'hub:dipta007/DistractMath-Bn/mgsm#0' and recs[0].gold_graph
+    assert recs[0].added_sentences and recs[0].added_sentences[0] in recs[0].question
+
+
+def test_a_renamed_column_is_a_data_error(tmp_path, monkeypatch):
+    real = D._training_fixture
+    def renamed(problems):
+        sft, grpo = real(problems)
+        return sft, [dict(prompt=r['prompt'], question=r['question'], answer=r['solution']) for r in grpo]   # `solution` renamed
+    monkeypatch.setattr(D, '_training_fixture', renamed)
+    hub = D.write_hub_fixture(tmp_path / 'hub')
+    with pytest.raises(DataError, match="no column.*solution"): load_training('grpo', cfg=load_profile('paper', hub_dir=str(hub)))
+
+
+def test_hub_source_allows_no_fallback_and_auto_does(tmp_path, caplog):
+    row = _local_build(tmp_path)
+    strict = load_profile('paper', offline=True, data_dir=str(tmp_path), generated_dir=str(tmp_path))
+    with pytest.raises(HubUnavailable, match='no fallback'): load_distractmath('mgsm', cfg=strict)
+    with pytest.raises(HubUnavailable, match='no fallback'): load_training('sft', cfg=strict)
+    with pytest.raises(HubUnavailable): D.prepare_splits(strict.replace(results_dir=str(tmp_path / 'r')), ['mgsm_bn_distract'])
+    loose = strict.replace(data_source='auto')
+    with caplog.at_level(logging.WARNING, logger='dagger.data'):
+        recs = load_distractmath('mgsm', cfg=loose)
+    assert recs[0].origin.startswith('local:') and recs[0].original_question == row['original_question']
+    assert any('falling back' in r.message for r in caplog.records)

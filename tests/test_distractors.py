@@ -312,3 +312,11 @@ def test_loader_reads_committed_split():
     assert len(recs) == 750 and {r.aug_type for r in recs} == set(D.AUG_TYPES)
     r = recs[0]
     assert r.original_question and r.added_sentences and r.question != r.original_question
+
+
+def test_the_distractor_pipeline_has_its_own_model():
+    from dagger.config import load_profile
+    from dagger.distractors import distractor_model
+    assert distractor_model(load_profile('paper')) == ('openai', 'gpt-4.1')        # the paper's generator, not the evaluated model
+    assert distractor_model(load_profile('cpu')) == ('transformers', 'embedded:smollm2-135m')
+    assert distractor_model(load_profile('cpu', **{'distractors.model': 'x/y', 'distractors.backend': 'vllm'})) == ('vllm', 'x/y')

@@ -241,7 +241,7 @@ def client(url, **kw):
 def test_openai_retries_rate_limits_errors_and_timeouts(api, tmp_path, caplog):
     caplog.set_level(logging.DEBUG)
     srv = api(['429', '500', 'slow'])
-    be = client(srv.url, cache=tmp_path/'c.sqlite', max_retries=5)
+    be = client(srv.url, cache=tmp_path/'c.sqlite', max_retries=5, retry_timeouts=True)   # a local server: a re-sent request costs nothing
     [[c]] = be.generate(['How many pens?'], Sampling(max_new_tokens=32, stop=['\n\n']))
     assert c == Completion('echo: How many pens?', 100 + len('echo: How many pens?'), 'stop')   # tokens from usage
     assert len(srv.requests) == 4                                   # 429, 500, time-out, success
@@ -279,6 +279,30 @@ def test_openai_bounded_concurrency_keeps_order(api):
     out = be.generate(qs, Sampling(max_new_tokens=8))
     assert [cs[0].text for cs in out] == [f'echo: q{i}' for i in range(6)]
     assert srv.max_inflight == 2
+
+
+def test_a_timed_out_generation_is_not_sent_again(api):
+    srv = api(['slow'], slow=1.5)
+    be = client(srv.url, max_retries=5)                      # time-out 0.5 s; the default does not re-send on time-out
+    [[c]] = be.generate(['a long answer'], Sampling(max_new_tokens=8))
+    assert c.finish_reason == 'error' and 'Timeout' in c.error and len(srv.requests) == 1
+    assert OpenAIBackend('gpt-test', base_url=srv.url, api_key_env='DAGGER_TEST_KEY').timeout == 600
+
+
+def test_tokens_and_cost_are_recorded_and_capped(api, monkeypatch):
+    import dagger.llm as L
+    monkeypatch.setitem(L.PRICES, 'gpt-test', (1000.0, 2000.0))          # $ per 1M tokens: 11 prompt + ~100 completion ≈ $0.25 a call
+    monkeypatch.setattr(L, '_API_USAGE', {'pid': None, 'models': {}})
+    srv = api()
+    be = client(srv.url, max_usd=0.9)                        # each request may cost up to $0.40 (200 new tokens): in flight counts too
+    out = be.generate(['q1', 'q2'], Sampling(max_new_tokens=200))
+    u = L.api_usage()['gpt-test']
+    assert u['calls'] == 2 and u['prompt_tokens'] == 22 and u['completion_tokens'] == sum(c.tokens for (c,) in out)
+    assert u['usd'] == pytest.approx((22*1000 + u['completion_tokens']*2000)/1e6)
+    with pytest.raises(L.BudgetExceeded, match='api_max_usd'): be.generate(['q3', 'q4', 'q5'], Sampling(max_new_tokens=200))
+    assert L.api_usage()['gpt-test']['usd'] <= 0.9 and len(srv.requests) == 3
+    from dagger.config import run_info
+    assert run_info()['api_usage']['gpt-test']['calls'] == L.api_usage()['gpt-test']['calls']
 
 
 def test_openai_key_comes_from_the_environment(monkeypatch):

@@ -172,3 +172,33 @@ def test_write_readme(tmp_path):
 
 def test_unknown_override_is_an_error():
     with pytest.raises(ConfigError, match='unknown setting'): load_profile('cpu', n_evl=1)
+
+
+# ---------- the dry run of the paper profile ----------
+
+def test_dry_run_substitutes_from_one_table(tmp_path, monkeypatch):
+    from dagger import pipeline as P
+    cfg = P.load_profile('paper-dry')
+    monkeypatch.setitem(__import__('sys').modules, 'dagger.standins', None)          # no stand-in builder: the embedded model
+    o = P.dry_run_overrides(cfg, 'http://127.0.0.1:1/v1', '/served', tmp_path)
+    assert o['model'] == P.DRY_RUN_FALLBACK and o['backend'] == 'transformers'        # no stand-in builder here: the embedded model
+    assert o['teacher.model'] == o['distractors.model'] == '/served' and o['teacher.backend'] == 'openai'
+    built = []
+    class Standins:
+        @staticmethod
+        def build_standin(kind, out): built.append(kind); return out
+    monkeypatch.setitem(__import__('sys').modules, 'dagger.standins', Standins)
+    o = P.dry_run_overrides(cfg, 'http://127.0.0.1:1/v1', '/served', tmp_path)
+    assert o['model'] == str(tmp_path/'standins'/'gemma3') and built[0] == 'gemma3'
+    dry = P.load_profile('paper-dry', **o)
+    assert dry.dry_run and dry.results.parts[-2:] == ('paper-dry', 'gemma3') and dry.hub_dir and dry.data_source == 'hub'
+    assert P.load_profile('paper').results.parts[-2] == 'paper'                        # never the paper's own folder
+
+
+def test_the_dry_run_api_server_is_real(tmp_path):
+    from dagger import pipeline as P
+    from dagger.llm import OpenAIBackend, Sampling, embedded_model_path
+    folder = str(embedded_model_path())
+    with P.serve(folder, log=tmp_path/'server.log') as url:
+        [[c]] = OpenAIBackend(folder, base_url=url, api_key_env='DAGGER_NO_KEY').generate(['Say hi'], Sampling(max_new_tokens=4))
+    assert c.finish_reason in ('stop', 'length') and c.text and 0 < c.tokens <= 4

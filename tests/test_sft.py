@@ -218,3 +218,10 @@ def test_logits_batch_bounds_the_micro_batch():
     assert S.logits_batch(8, 4096, 262208) == 1
     assert S.logits_batch(8, 2048, 262208) == 2 and S.logits_batch(8, 1024, 262208) == 4
     assert S.logits_batch(8, 512, 49152) == 8
+
+
+def test_the_command_line_model_is_the_profile_model():
+    from dagger.sft import cli_profile
+    cfg = cli_profile('paper', 'google/gemma-3-4b-it', [])
+    assert cfg.model == 'google/gemma-3-4b-it' and cfg.results.parts[-2:] == ('paper', 'gemma-3-4b-it')
+    assert cli_profile('paper', None, []).results.parts[-2:] == ('paper', 'gemma-3-12b-it')

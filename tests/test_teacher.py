@@ -1,6 +1,8 @@
 "Teacher verification, the training-set shapes, the overlap check and the stage's files (dagger.teacher; no model)."
 import json
 import pytest
+
+from dagger import data as D
 from dagger import graph as G
 from dagger import teacher as T
 from dagger.config import ConfigError, Profile, TeacherSettings, load_profile, read_jsonl
@@ -80,6 +82,18 @@ def test_published_rows_supply_their_graph():
     assert T.hub_graph_text(Problem('h2', 'q', 1.0, 'bn', 's', 's', meta={'hub_row': {'question': 'q'}})) is None
     cfg = load_profile('cpu', teacher_backend='openai', teacher_model='none')
     assert T.teacher_outputs(cfg, [p], backend=Fixed(['unused'])) == [(PEN, None)]
+
+
+def test_the_report_says_what_was_published_and_what_was_requested(tmp_path):
+    cfg = load_profile('cpu', teacher_backend='openai', teacher_model='none', teacher_n_sft=3, teacher_n_val=1, teacher_n_grpo=1,
+                       teacher_msvamp_split='')
+    be = Fixed([PEN] * 4)
+    rep = T.run_teacher(cfg, backend=be, out=tmp_path/'req', progress=False)   # GSM8K questions carry converted gold graphs: still asked
+    assert len(be.seen) == 4 and rep['origins'] == {'requested': dict(outputs=4, kept=0)}
+    hub = D.write_hub_fixture(tmp_path/'hub')
+    pub = load_profile('paper', hub_dir=str(hub), teacher_n_sft=3, teacher_n_val=1, teacher_n_grpo=1, data_dir='data')
+    rep = T.run_teacher(pub.replace(teacher_backend='openai'), backend=Fixed([]), out=tmp_path/'pub', progress=False)
+    assert rep['origins'] == {'published': dict(outputs=4, kept=4)}
 
 
 def test_rows_have_trl_shapes():
