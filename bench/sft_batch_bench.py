@@ -45,9 +45,9 @@ def main():
     from peft import get_peft_model
     from trl.trainer.utils import add_fused_lm_head
     from dagger.config import load_profile, read_jsonl
-    from dagger.sft import get_recipe, load_for_training, fit_rows, share_frozen_prefix, prompt_prefix
+    from dagger.sft import get_sft_recipe, load_for_training, fit_rows, share_frozen_prefix, prompt_prefix
     cfg = load_profile('cpu')
-    recipe = get_recipe(cfg.sft.recipe)
+    recipe = get_sft_recipe(cfg.sft.recipe)
     def lora_model():
         lm, tok, peft_config, _ = load_for_training(cfg.model, recipe)
         add_fused_lm_head(lm)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import functools, hashlib, json, math, random, re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from .config import write_jsonl, atomic_write_text
 from . import layout
+from .config import write_jsonl, atomic_write_text
 from .numbers import extract_numbers, format_number, digit_script
 from .graph import from_obj, execute, GraphError
-from .llm import Sampling
 from .prompts import LANG_NAMES
+from .llm import Sampling, backend_from_profile
 from .data import load_split, AUG_TYPES
 
 # %% auto #0
@@ -934,6 +934,5 @@ def distractor_model(cfg) -> tuple[str, str]:
 
 def distractor_backend(cfg, cache=True):
     "The backend that generates and verifies distractors for profile `cfg`."
-    from dagger.llm import backend_from_profile
     kind, model = distractor_model(cfg)
     return backend_from_profile(cfg, kind=kind, model=model, cache=cache)

@@ -945,7 +945,7 @@ def graph_example_out(st: Stage) -> list[Path]:
     pen = G.Graph([n | {'label': PEN_LABELS_EN.get(n['id'], n['label'])} for n in pen.nodes])
     fig, ax = plt.subplots(figsize=(10, 5.2))
     G.plot_graph(pen, ax=ax, title="The paper's pen problem (Fig. 1, prompt A.10.5) as a DAGGER graph, executed by dagger.graph")
-    return st.figure(fig, f'graph_example_ours-{st.P}', [project_root()/'nbs'/'lib_09_prompts.ipynb'], 'dagger.prompts.pen_graph', value=G.execute(pen))
+    return st.figure(fig, f'graph_example_ours-{st.P}', [project_root()/'nbs'/'lib_10_prompts.ipynb'], 'dagger.prompts.pen_graph', value=G.execute(pen))
 
 # %% ../nbs/stage_8_figures.ipynb #11266ea3
 COMPARE_KEYS = {'table5': ['lang', 'method'], 'table7': ['config'], 'table8': ['phase'], 'table11': ['dataset']}

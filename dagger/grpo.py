@@ -11,17 +11,17 @@ from .prompts import student_prompt
 from .llm import resolve_model, Sampling, get_backend, unload_models, resolve_device, cache_dir, vllm_settings
 from .eval import evaluate, summarize
 from .teacher import load_sets
-from .sft import (LoraSettings, RecipeError, lora_config, model_lora_config, merge_adapter, named_recipe, fit_rows, validation_rows, unsloth_lora, accumulation as _accumulation, merged_model, student_backend, precision, precision_kwargs, checkpointing_kwargs, logits_batch)
+from .recipes import LoraSettings, GRPORecipe, GRPO_RECIPES, RecipeError, get_grpo_recipe, grpo_accumulation
+from .sft import (lora_config, model_lora_config, merge_adapter, fit_rows, validation_rows, unsloth_lora, merged_model, student_backend, precision, precision_kwargs, checkpointing_kwargs, logits_batch)
 from . import layout
 
 # %% auto #0
-__all__ = ['COMPONENTS', 'REWARD_FUNCS', 'RECIPES', 'BYTES', 'TRL_KEYS', 'HISTORY', 'PHASE_LABELS', 'completion_text',
-           'reward_table', 'graph_size', 'format_reward', 'execution_reward', 'accuracy_reward', 'GRPORecipe',
-           'get_recipe', 'accumulation', 'vllm_ok', 'unsloth_ok', 'grpo_config', 'param_count', 'kv_bytes_per_token',
-           'colocate_memory', 'gpu_gb', 'prompt_length', 'fit_prompts', 'gold_of', 'vllm_share', 'load_policy',
-           'checkpoints', 'score_model', 'merge_checkpoint', 'select_checkpoint', 'train_grpo', 'history_frame',
-           'plot_rewards', 'grpo_dir', 'grpo_folder', 'init_model', 'phase_label', 'grpo_vs_sft', 'metrics_table',
-           'nodes_table', 'run_grpo', 'main']
+__all__ = ['COMPONENTS', 'REWARD_FUNCS', 'BYTES', 'TRL_KEYS', 'HISTORY', 'PHASE_LABELS', 'completion_text', 'reward_table',
+           'graph_size', 'format_reward', 'execution_reward', 'accuracy_reward', 'vllm_ok', 'unsloth_ok', 'grpo_config',
+           'param_count', 'kv_bytes_per_token', 'colocate_memory', 'gpu_gb', 'prompt_length', 'fit_prompts', 'gold_of',
+           'vllm_share', 'load_policy', 'checkpoints', 'score_model', 'merge_checkpoint', 'select_checkpoint',
+           'train_grpo', 'history_frame', 'plot_rewards', 'grpo_dir', 'grpo_folder', 'init_model', 'phase_label',
+           'grpo_vs_sft', 'metrics_table', 'nodes_table', 'run_grpo', 'main']
 
 # %% ../nbs/stage_5_grpo.ipynb #02c4bab4
 def completion_text(completion) -> str:
@@ -72,67 +72,6 @@ def accuracy_reward(completions, solution=None, **kwargs) -> list[float]:
 
 REWARD_FUNCS = (format_reward, execution_reward, accuracy_reward)
 
-# %% ../nbs/stage_5_grpo.ipynb #dfde3985
-@dataclass(frozen=True)
-class GRPORecipe(LoraSettings):
-    "Every hyper-parameter of one GRPO run (LoRA, batch, generation, loss, schedule, precision, checkpoints)."
-    use_rslora: bool = False
-    max_prompt_length: int = 2048         # longer prompts are left out (TRL 1.16 has no prompt-length argument)
-    max_completion_length: int = 2048
-    num_generations: int = 8              # completions per prompt (the group)
-    global_batch: int = 32                # completions per optimiser step: per-device batch × accumulation × devices
-    per_device_batch: int = 8
-    epochs: float = 4.0
-    max_steps: int = 0                    # stop after this many optimiser steps; 0 = run the epochs
-    learning_rate: float = 1e-5
-    min_lr: float = 1e-6                  # cosine schedule down to this
-    warmup_steps: int = 20
-    weight_decay: float = 0.0
-    optim: str = 'adamw_torch'
-    loss_type: str = 'bnpo'
-    beta: float = 0.0                     # KL weight; 0 = no reference model
-    epsilon: float = 0.2
-    epsilon_high: float = 0.28
-    temperature: float = 1.0
-    top_p: float = 0.95
-    top_k: int = 64
-    mask_truncated_completions: bool = True
-    bf16: bool = True
-    max_grad_norm: float = 1.0
-    gradient_checkpointing: bool = True
-    save_steps: int = 0                   # checkpoint every k steps; 0 = every epoch
-    n_val: int = 0                        # validation problems each checkpoint is scored on; 0 = all
-    val_max_new_tokens: int = 0           # greedy budget when scoring a checkpoint; 0 = max_completion_length
-    score_init: bool = True               # also score the starting model on the validation problems (a reference)
-    logging_steps: int = 1
-    merge_dtype: str = 'bfloat16'         # the merged model's weights
-    use_vllm: bool = True                 # vLLM generation when vLLM is installed and a GPU is visible
-    vllm_mode: str = 'colocate'
-    vllm_gpu_memory_utilization: float = 0.0  # vLLM's share of the GPU; 0 = from the model's size (colocate_memory)
-    unsloth: bool = True                  # unsloth's fast path when it is installed and a GPU is visible
-
-    @property
-    def max_length(self) -> int: return self.max_prompt_length + self.max_completion_length
-
-RECIPES = {
-    'paper': GRPORecipe(weight_decay=0.01),   # the paper is silent (Table 10); the authors' GRPO script uses 0.01
-    'cpu': GRPORecipe(lora_r=16, lora_alpha=32, lora_layers=10, max_prompt_length=1152, max_completion_length=256,
-                      num_generations=2, global_batch=2, per_device_batch=2, epochs=1.0, max_steps=2, learning_rate=3e-4,
-                      min_lr=3e-4, warmup_steps=0, bf16=False, gradient_checkpointing=False, save_steps=2, n_val=2,
-                      score_init=False, use_vllm=False, unsloth=False),
-}
-
-# %% ../nbs/stage_5_grpo.ipynb #0f87cefb
-def get_recipe(name: str, **changes) -> GRPORecipe:
-    "The named GRPO recipe ('paper' or 'cpu'), with `changes`."
-    return named_recipe(RECIPES, name, 'GRPO', **changes)
-
-def accumulation(recipe: GRPORecipe, world_size: int = 1) -> int:
-    "Gradient-accumulation steps that make the recipe's global batch (in completions) on `world_size` devices."
-    if recipe.global_batch % recipe.num_generations: raise RecipeError(
-        f'global batch {recipe.global_batch} does not hold whole groups of {recipe.num_generations} generations')
-    return _accumulation(recipe, world_size)
-
 # %% ../nbs/stage_5_grpo.ipynb #da396766
 def _gpu() -> bool:
     import torch
@@ -157,7 +96,7 @@ def grpo_config(recipe: GRPORecipe, output_dir: str | Path, device: str = 'cpu',
     save = dict(save_strategy='steps', save_steps=recipe.save_steps) if recipe.save_steps else dict(save_strategy='epoch')
     vllm = vllm_ok(recipe) if use_vllm is None else use_vllm
     kw = dict(output_dir=str(output_dir), num_train_epochs=recipe.epochs, max_steps=recipe.max_steps or -1,
-              per_device_train_batch_size=recipe.per_device_batch, gradient_accumulation_steps=accumulation(recipe, world_size),
+              per_device_train_batch_size=recipe.per_device_batch, gradient_accumulation_steps=grpo_accumulation(recipe, world_size),
               num_generations=recipe.num_generations, max_completion_length=recipe.max_completion_length,
               learning_rate=recipe.learning_rate, lr_scheduler_type='cosine_with_min_lr', lr_scheduler_kwargs=dict(min_lr=recipe.min_lr),
               warmup_steps=recipe.warmup_steps, weight_decay=recipe.weight_decay, optim=recipe.optim,
@@ -441,7 +380,7 @@ def nodes_table(records: list, source: str = ''):
 def run_grpo(cfg: Profile, recipe: GRPORecipe | None = None) -> dict:
     "Train profile `cfg`'s GRPO arm on the teacher's prompts, choose a checkpoint on sft_val; write merged model, history, run.json."
     from transformers import AutoTokenizer
-    recipe = recipe or get_recipe(cfg.grpo.recipe)
+    recipe = recipe or get_grpo_recipe(cfg.grpo.recipe)
     out, model = layout.output(cfg, grpo_folder(cfg)), init_model(cfg)
     sets = load_sets(cfg, ('grpo_train', 'sft_val'))
     tok = AutoTokenizer.from_pretrained(resolve_model(model))

@@ -15,81 +15,16 @@ from .teacher import load_sets, without_annotations
 from . import layout
 
 _log = logging.getLogger(__name__)
+from .recipes import (PROJECTIONS, VISION_MODULES, LoraSettings, Recipe, SFT_RECIPES, RecipeError, get_sft_recipe,
+                            accumulation)
 
 # %% auto #0
-__all__ = ['PROJECTIONS', 'VISION_MODULES', 'RECIPES', 'ORDERS', 'TESTED', 'LoraSettings', 'Recipe', 'RecipeError',
-           'named_recipe', 'get_recipe', 'accumulation', 'precision', 'precision_kwargs', 'checkpointing_kwargs',
-           'sft_config', 'lora_config', 'conversation_length', 'final_op', 'fit_rows', 'n_layers', 'multimodal',
-           'model_lora_config', 'unsloth_lora', 'logits_batch', 'load_for_training', 'cache_kw', 'frozen_prefix_ok',
-           'share_frozen_prefix', 'prompt_prefix', 'save_processor', 'merge_adapter', 'validation_rows', 'train_sft',
-           'history_frame', 'plot_loss', 'before_after', 'student_backend', 'before_after_table', 'sft_dir',
-           'sft_folder', 'merged_model', 'run_sft', 'cli_profile', 'main']
-
-# %% ../nbs/stage_4_sft.ipynb #5ed913b0
-PROJECTIONS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
-VISION_MODULES = r'.*(vision_tower|vision_model|visual|multi_modal_projector)\..*'   # never adapted: the task is text only
-
-@dataclass(frozen=True)
-class LoraSettings:
-    "The LoRA part of a training recipe (the GRPO stage's recipe has it too)."
-    lora_r: int = 64
-    lora_alpha: int = 128
-    lora_dropout: float = 0.0
-    use_rslora: bool = True
-    target_modules: tuple = PROJECTIONS
-    lora_layers: int = 0                 # LoRA on the top k decoder layers only; 0 = all layers
-
-@dataclass(frozen=True)
-class Recipe(LoraSettings):
-    "Every hyper-parameter of one SFT run (LoRA, batch, schedule, precision, checkpointing, evaluation)."
-    max_length: int = 4096
-    global_batch: int = 256              # per-device batch × accumulation × devices
-    per_device_batch: int = 8
-    epochs: float = 4.0
-    learning_rate: float = 1e-5
-    min_lr: float = 1e-6                 # cosine schedule down to this
-    warmup_steps: int = 0
-    weight_decay: float = 0.001
-    optim: str = 'adamw_torch'
-    bf16: bool = True
-    max_grad_norm: float = 1.0
-    gradient_checkpointing: bool = True
-    packing: bool = True
-    eval_steps: int = 0                  # validate (and checkpoint) every k steps; 0 = every epoch
-    eval_before: bool = False            # also measure the validation loss before training (step 0)
-    n_val: int = 0                       # validation examples used; 0 = all
-    logging_steps: int = 10
-    merge_dtype: str = 'bfloat16'        # the merged model's weights
-    unsloth: bool = True                 # use unsloth's fast path when it is installed and a GPU is visible
-    frozen_prefix: bool = False          # run the frozen layers below `lora_layers` over the rows' shared prompt start once
-
-RECIPES = {
-    'paper': Recipe(),
-    'cpu': Recipe(lora_r=16, lora_alpha=32, use_rslora=False, lora_layers=10, max_length=1280, global_batch=2,
-                  per_device_batch=1, epochs=1.0, learning_rate=2e-3, min_lr=2e-4, weight_decay=0.0, bf16=False,
-                  gradient_checkpointing=False, packing=False, eval_steps=16, eval_before=True, n_val=2, logging_steps=1,
-                  frozen_prefix=True),
-}
-
-# %% ../nbs/stage_4_sft.ipynb #b264cd2d
-class RecipeError(ValueError):
-    "A recipe that cannot be run as asked (batch arithmetic, unknown name)."
-
-def named_recipe(recipes: dict, name: str, kind: str = 'SFT', **changes):
-    "Recipe `name` of `recipes` (the `kind` of training they are for), with `changes`."
-    if name not in recipes: raise RecipeError(f'unknown {kind} recipe {name!r}; have {sorted(recipes)}')
-    return dataclasses.replace(recipes[name], **changes)
-
-def get_recipe(name: str, **changes) -> Recipe:
-    "The named recipe ('paper' or 'cpu'), with `changes`."
-    return named_recipe(RECIPES, name, 'SFT', **changes)
-
-def accumulation(recipe, world_size: int = 1) -> int:
-    "Gradient-accumulation steps that make the recipe's global batch on `world_size` devices (any recipe with both fields)."
-    per_step = recipe.per_device_batch * world_size
-    if recipe.global_batch % per_step: raise RecipeError(
-        f'global batch {recipe.global_batch} is not a multiple of {recipe.per_device_batch} per device × {world_size} devices')
-    return recipe.global_batch // per_step
+__all__ = ['ORDERS', 'TESTED', 'precision', 'precision_kwargs', 'checkpointing_kwargs', 'sft_config', 'lora_config',
+           'conversation_length', 'final_op', 'fit_rows', 'n_layers', 'multimodal', 'model_lora_config', 'unsloth_lora',
+           'logits_batch', 'load_for_training', 'cache_kw', 'frozen_prefix_ok', 'share_frozen_prefix', 'prompt_prefix',
+           'save_processor', 'merge_adapter', 'validation_rows', 'train_sft', 'history_frame', 'plot_loss',
+           'before_after', 'student_backend', 'before_after_table', 'sft_dir', 'sft_folder', 'merged_model', 'run_sft',
+           'cli_profile', 'main']
 
 # %% ../nbs/stage_4_sft.ipynb #4ddde967
 def precision(bf16: bool, device: str = 'cpu') -> str:
@@ -427,7 +362,7 @@ def merged_model(cfg: Profile) -> Path:
 
 def run_sft(cfg: Profile, model: str | None = None, recipe: Recipe | None = None) -> dict:
     "Train profile `cfg`'s model on the teacher's sets with its recipe; write adapter, merged model, history and run.json."
-    recipe = recipe or get_recipe(cfg.sft.recipe)
+    recipe = recipe or get_sft_recipe(cfg.sft.recipe)
     model = model or cfg.model
     sets = load_sets(cfg, ('sft_train', 'sft_val'))
     tok = _tokenizer(model)

@@ -147,7 +147,7 @@ def _fields(cls):
 def test_paper_recipe_is_table10(tmp_path):
     "Table 10: LoRA 64/128, prompt/completion 2048/2048, batch 32, 8 generations, 4 epochs, 1e-5 → 1e-6 cosine, 20 warm-up, BNPO, ..."
     from trl import GRPOConfig
-    r = R.RECIPES['paper']
+    r = R.GRPO_RECIPES['paper']
     for world in (1, 2, 4):
         a = R.grpo_config(r, tmp_path, device='cpu', world_size=world, use_vllm=True)
         assert isinstance(a, GRPOConfig) and a.per_device_train_batch_size * a.gradient_accumulation_steps * world == 32
@@ -177,7 +177,7 @@ def test_config_argument_names_exist_in_trl(tmp_path, monkeypatch):
     class Spy:
         def __init__(self, **kw): seen.update(kw)
     monkeypatch.setattr(trl, 'GRPOConfig', Spy)
-    R.grpo_config(R.RECIPES['paper'], tmp_path, use_vllm=True)
+    R.grpo_config(R.GRPO_RECIPES['paper'], tmp_path, use_vllm=True)
     monkeypatch.undo()
     params = set(inspect.signature(trl.GRPOConfig).parameters)
     assert set(seen) <= params, set(seen) - params
@@ -187,7 +187,7 @@ def test_config_argument_names_exist_in_trl(tmp_path, monkeypatch):
 
 
 def test_cpu_recipe(tmp_path):
-    r = R.RECIPES['cpu']
+    r = R.GRPO_RECIPES['cpu']
     a = R.grpo_config(r, tmp_path, device='cpu')
     assert a.bf16 is False and a.fp16 is False and a.use_cpu is True and a.use_vllm is False and a.gradient_checkpointing is False
     assert a.num_generations == 2 and a.max_completion_length == 256 and a.max_steps == 2 and a.learning_rate == 3e-4
@@ -197,14 +197,14 @@ def test_cpu_recipe(tmp_path):
 
 
 def test_batch_arithmetic():
-    assert [R.accumulation(R.RECIPES['paper'], w) for w in (1, 2, 4)] == [4, 2, 1]
+    assert [R.grpo_accumulation(R.GRPO_RECIPES['paper'], w) for w in (1, 2, 4)] == [4, 2, 1]
     with pytest.raises(R.RecipeError):
-        R.accumulation(R.RECIPES['paper'], 3)
+        R.grpo_accumulation(R.GRPO_RECIPES['paper'], 3)
     with pytest.raises(R.RecipeError, match='whole groups'):
-        R.accumulation(R.get_recipe('paper', num_generations=6))
+        R.grpo_accumulation(R.get_grpo_recipe('paper', num_generations=6))
     with pytest.raises(R.RecipeError):
-        R.get_recipe('tiny')
-    assert R.get_recipe('cpu', max_steps=6).max_steps == 6
+        R.get_grpo_recipe('tiny')
+    assert R.get_grpo_recipe('cpu', max_steps=6).max_steps == 6
 
 
 def test_profiles_and_arms():
@@ -255,7 +255,7 @@ def test_tiny_grpo_run(tmp_path):
                                                             dict(id='final_result', op='add', args=['a', 'b'])]))
     rows = [dict(id=f't{i}', prompt=[dict(role='user', content=copy(a, b))], solution=float(a + b))
             for i, (a, b) in enumerate([(3, 5), (7, 2), (4, 9), (6, 8)])]
-    recipe = R.get_recipe('cpu', max_completion_length=64, num_generations=2, global_batch=2, per_device_batch=2, max_steps=2,
+    recipe = R.get_grpo_recipe('cpu', max_completion_length=64, num_generations=2, global_batch=2, per_device_batch=2, max_steps=2,
                           save_steps=1, n_val=2, val_max_new_tokens=64, score_init=True)
     f = R.train_grpo('embedded:smollm2-135m', rows, rows[2:], recipe, tmp_path, device='cpu', seed=0,
                      backend_kw=dict(device='cpu', batch_size=2), init_cache=None)
@@ -285,7 +285,7 @@ def test_a_lone_checkpoint_is_merged_unscored(tmp_path):
     from peft import get_peft_model
     from transformers import AutoModelForCausalLM
     from dagger.llm import resolve_model
-    recipe = R.RECIPES['cpu']                                    # save_steps == max_steps: one checkpoint
+    recipe = R.GRPO_RECIPES['cpu']                                    # save_steps == max_steps: one checkpoint
     lm = AutoModelForCausalLM.from_pretrained(resolve_model('embedded:smollm2-135m'), dtype=torch.float32)
     get_peft_model(lm, R.lora_config(recipe, lm.config.num_hidden_layers)).save_pretrained(tmp_path/'ck'/'checkpoint-2')
     sel = R.select_checkpoint('embedded:smollm2-135m', tmp_path/'ck', [], recipe, tmp_path/'merged')
@@ -306,10 +306,10 @@ def _gemma3(size):
 def test_colocated_vllm_share_from_the_model_size():
     "Gemma-3 4B/12B: ~4.3B/12.2B parameters; weights + KV of one group at 4096 tokens + 2 GB, as a share of 80 GB."
     assert abs(R.param_count(_gemma3('4b')) / 4.3e9 - 1) < 0.03 and abs(R.param_count(_gemma3('12b')) / 12.2e9 - 1) < 0.03
-    m4, m12 = (R.colocate_memory(_gemma3(s), R.RECIPES['paper'], 80) for s in ('4b', '12b'))
+    m4, m12 = (R.colocate_memory(_gemma3(s), R.GRPO_RECIPES['paper'], 80) for s in ('4b', '12b'))
     assert (m4['fraction'], m12['fraction']) == (0.19, 0.5) and m12['max_model_len'] == 4096
     assert m12['weights_gb'] > 0.3 * 80                       # a fixed 0.3 share cannot hold the 12B weights
     with pytest.raises(R.RecipeError):
-        R.colocate_memory(_gemma3('12b'), R.RECIPES['paper'], 40)
-    a = R.grpo_config(R.RECIPES['paper'], '/tmp/x', device='cpu', use_vllm=True, vllm_gpu_memory_utilization=m12['fraction'])
+        R.colocate_memory(_gemma3('12b'), R.GRPO_RECIPES['paper'], 40)
+    a = R.grpo_config(R.GRPO_RECIPES['paper'], '/tmp/x', device='cpu', use_vllm=True, vllm_gpu_memory_utilization=m12['fraction'])
     assert a.vllm_gpu_memory_utilization == 0.5 and a.vllm_max_model_length == 4096

@@ -14,7 +14,7 @@ def test_paper_recipe_is_table9(tmp_path):
     "Table 9 and §A.6.1: rsLoRA 64/128 on all attention and MLP projections, batch 256, 4 epochs, AdamW 1e-5 → 1e-6 cosine, ..."
     from trl import SFTConfig
     from peft import LoraConfig
-    r = S.RECIPES['paper']
+    r = S.SFT_RECIPES['paper']
     for world in (1, 4, 8):
         a = S.sft_config(r, tmp_path, device='cpu', world_size=world)
         assert isinstance(a, SFTConfig)
@@ -44,14 +44,14 @@ def test_config_argument_names_exist_in_trl_and_peft(tmp_path, monkeypatch):
     class SpyL:
         def __init__(self, **kw): seen['lora'] = kw
     monkeypatch.setattr(trl, 'SFTConfig', Spy); monkeypatch.setattr(peft, 'LoraConfig', SpyL)
-    S.sft_config(S.RECIPES['paper'], tmp_path); S.lora_config(S.RECIPES['cpu'], 30)
+    S.sft_config(S.SFT_RECIPES['paper'], tmp_path); S.lora_config(S.SFT_RECIPES['cpu'], 30)
     monkeypatch.undo()
     assert set(seen['sft']) <= _fields(trl.SFTConfig), set(seen['sft']) - _fields(trl.SFTConfig)
     assert set(seen['lora']) <= _fields(peft.LoraConfig), set(seen['lora']) - _fields(peft.LoraConfig)
 
 
 def test_cpu_recipe(tmp_path):
-    r = S.RECIPES['cpu']
+    r = S.SFT_RECIPES['cpu']
     a = S.sft_config(r, tmp_path, device='cpu')
     assert a.bf16 is False and a.fp16 is False and a.use_cpu is True and a.packing is False
     assert a.eval_strategy.value == 'steps' and a.eval_steps == r.eval_steps == a.save_steps
@@ -62,12 +62,12 @@ def test_cpu_recipe(tmp_path):
 
 
 def test_batch_arithmetic():
-    assert [S.accumulation(S.RECIPES['paper'], w) for w in (1, 2, 8)] == [32, 16, 4]
+    assert [S.accumulation(S.SFT_RECIPES['paper'], w) for w in (1, 2, 8)] == [32, 16, 4]
     with pytest.raises(S.RecipeError):
-        S.accumulation(S.RECIPES['paper'], 3)
+        S.accumulation(S.SFT_RECIPES['paper'], 3)
     with pytest.raises(S.RecipeError):
-        S.get_recipe('huge')
-    assert S.get_recipe('cpu', lora_r=4).lora_r == 4
+        S.get_sft_recipe('huge')
+    assert S.get_sft_recipe('cpu', lora_r=4).lora_r == 4
 
 
 def test_history_frame():
@@ -133,7 +133,7 @@ def test_fit_rows_orders(tokenizer):
 def test_tiny_sft_run(tmp_path):
     "Two real optimiser steps on the embedded model: validation loss falls, best adapter saved, merged model generates."
     rows = _rows()
-    recipe = S.get_recipe('cpu', max_length=256, eval_steps=1, n_val=2, epochs=1.0)
+    recipe = S.get_sft_recipe('cpu', max_length=256, eval_steps=1, n_val=2, epochs=1.0)
     f = S.train_sft('embedded:smollm2-135m', rows, rows[:2], recipe, tmp_path, device='cpu', seed=0)
     assert f['steps'] == 2 and f['path'] == 'peft' and math.isfinite(f['train_loss'])
     assert f['frozen_prefix']['tokens'] > 0 and f['frozen_prefix']['rows'] > 0      # the cpu recipe's shared prompt start was used
@@ -178,7 +178,7 @@ def test_frozen_prefix_only_where_tested(tmp_path, monkeypatch, caplog):
     "Outside the tested transformers versions or model types the shared frozen prefix is off, with one log line."
     import logging, transformers
     from dagger.standins import build_standin
-    lm, *_ = S.load_for_training(str(build_standin('llama', tmp_path/'llama')), S.get_recipe('cpu', lora_layers=2))
+    lm, *_ = S.load_for_training(str(build_standin('llama', tmp_path/'llama')), S.get_sft_recipe('cpu', lora_layers=2))
     usual = lm.get_decoder().forward
     monkeypatch.setattr(transformers, '__version__', '5.17.0')
     with caplog.at_level(logging.INFO, logger='dagger.sft'):
@@ -208,7 +208,7 @@ def test_precision_follows_the_gpu(monkeypatch):
     "A GPU without bf16 (a Colab T4) trains in fp16; a recipe without bf16 in fp32."
     import torch
     monkeypatch.setattr(torch.cuda, 'is_bf16_supported', lambda *a, **k: False)
-    assert S.precision(True, 'cuda') == 'fp16' and S.precision_kwargs(S.RECIPES['paper'], 'cuda') == dict(bf16=False, fp16=True)
+    assert S.precision(True, 'cuda') == 'fp16' and S.precision_kwargs(S.SFT_RECIPES['paper'], 'cuda') == dict(bf16=False, fp16=True)
     monkeypatch.setattr(torch.cuda, 'is_bf16_supported', lambda *a, **k: True)
     assert S.precision(True, 'cuda:0') == 'bf16' and S.precision(False, 'cuda') == 'fp32' and S.precision(True, 'cpu') == 'bf16'
 

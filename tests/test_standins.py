@@ -34,7 +34,7 @@ def test_standins_are_the_real_classes_in_the_hub_layout(standins, tmp_path):
 @pytest.mark.parametrize('kind', KINDS)
 def test_sft_loader_adapts_language_layers_only(standins, kind):
     from peft import get_peft_model
-    recipe = S.get_recipe('cpu', lora_layers=2)
+    recipe = S.get_sft_recipe('cpu', lora_layers=2)
     lm, tok, peft_config, path = S.load_for_training(str(standins[kind]), recipe)
     names = _lora_names(get_peft_model(lm, peft_config))
     assert names and not [n for n in names if any(v in n for v in VISION)]
@@ -43,7 +43,7 @@ def test_sft_loader_adapts_language_layers_only(standins, kind):
 
 def test_grpo_loads_the_gemma3_policy(standins):
     from peft import get_peft_model
-    lm, tok, peft_config, path = R.load_policy(str(standins['gemma3']), R.get_recipe('cpu', lora_layers=0))
+    lm, tok, peft_config, path = R.load_policy(str(standins['gemma3']), R.get_grpo_recipe('cpu', lora_layers=0))
     assert path == 'peft' and type(lm).__name__ == 'Gemma3ForConditionalGeneration'
     names = _lora_names(get_peft_model(lm, peft_config))
     assert len(names) == 4*7 and not [n for n in names if any(v in n for v in VISION)]
@@ -58,7 +58,7 @@ def _rows(n):
 
 def test_sft_step_merge_and_reload_gemma3(standins, tmp_path):
     from transformers import AutoModelForCausalLM, AutoProcessor
-    recipe = S.get_recipe('cpu', lora_layers=0, frozen_prefix=False, max_length=256, eval_steps=1, eval_before=False, n_val=1)
+    recipe = S.get_sft_recipe('cpu', lora_layers=0, frozen_prefix=False, max_length=256, eval_steps=1, eval_before=False, n_val=1)
     facts = S.train_sft(str(standins['gemma3']), _rows(2), _rows(1), recipe, tmp_path/'sft')
     assert facts['steps'] == 1 and facts['precision'] == 'fp32'
     merged = Path(facts['merged'])
@@ -69,7 +69,7 @@ def test_sft_step_merge_and_reload_gemma3(standins, tmp_path):
 
 def test_grpo_merge_keeps_the_processor(standins, tmp_path):
     from peft import get_peft_model
-    lm, tok, peft_config, _ = R.load_policy(str(standins['gemma3']), R.get_recipe('cpu', lora_layers=0))
+    lm, tok, peft_config, _ = R.load_policy(str(standins['gemma3']), R.get_grpo_recipe('cpu', lora_layers=0))
     get_peft_model(lm, peft_config).save_pretrained(tmp_path/'checkpoint-1')
     out = R.merge_checkpoint(str(standins['gemma3']), tmp_path/'checkpoint-1', tmp_path/'merged')
     assert {'preprocessor_config.json', 'processor_config.json'} <= {p.name for p in out.iterdir()}
@@ -77,6 +77,6 @@ def test_grpo_merge_keeps_the_processor(standins, tmp_path):
 
 def test_text_only_merge_writes_no_processor(standins, tmp_path):
     from peft import get_peft_model
-    lm, tok, peft_config, _ = S.load_for_training(str(standins['llama']), S.get_recipe('cpu', lora_layers=0))
+    lm, tok, peft_config, _ = S.load_for_training(str(standins['llama']), S.get_sft_recipe('cpu', lora_layers=0))
     out = S.merge_adapter(get_peft_model(lm, peft_config), tok, tmp_path/'m', 'float32', base=str(standins['llama']))
     assert not {'preprocessor_config.json', 'processor_config.json'} & {p.name for p in out.iterdir()}
