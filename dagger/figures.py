@@ -206,7 +206,8 @@ def load_runs(cfg, verbose: bool = True) -> tuple[pd.DataFrame, list[Path]]:
                 raise FigureError(f'{_rel(f)}, line {i}: record without {missing} (rerun the stage that wrote it)')
             ph, init, base = r['phase'], r.get('init'), r['base_model']
             suffix = ' Base→GRPO' if ph == 'grpo' and init == 'base' else PHASE_SUFFIX[ph]
-            rows.append(r | dict(run=f.parent.name, system=short_model(base) + suffix, params_b=params_b(base)))
+            name = r['model'] if r.get('system') else short_model(base) + suffix   # a roster system is shown by its paper name
+            rows.append(r | dict(run=f.parent.name, system=name, params_b=params_b(base)))
     df = pd.DataFrame(rows)
     for c, v in [('aug_type', None), ('distractor_values', None), ('flagged', None), ('n_nodes', None), ('executed', None), ('calls', 1), ('init', None)]:
         if c not in df: df[c] = v
@@ -709,7 +710,8 @@ def ours_label(d: pd.DataFrame, cfg, lang: str | None = None) -> str:
     n = d.groupby(['run', 'method', 'split']).size()
     ns = f'n={n.min()}' if n.min() == n.max() else f'n={n.min()}–{n.max()}'
     smoke = f', smoke (n<{SMOKE_N})' if is_smoke(n.min()) else ''
-    return f'our run: {", ".join(sorted(set(d["system"])))}, profile {cfg.name}, {ns} per split{smoke}' + (f', {lang_name(lang)}' if lang else '')
+    kind = 'DRY RUN of the paper path with stand-in models (measures nothing)' if cfg.dry_run else 'our run'
+    return f'{kind}: {", ".join(sorted(set(d["system"])))}, profile {cfg.name}, {ns} per split{smoke}' + (f', {lang_name(lang)}' if lang else '')
 
 def _run_files(d: pd.DataFrame, files: list[Path]) -> list[Path]:
     runs = set(d['run'])

@@ -7,6 +7,7 @@ from pathlib import Path
 import nbformat
 from .config import project_root, load_profile, Profile, ConfigError, atomic_write_text, write_json, profile_values
 from .layout import STAGING_ENV, generated_root, promote
+from . import layout
 from .llm import embedded_model_path
 from .data import write_hub_fixture
 from .plan import plan_main
@@ -16,7 +17,7 @@ from .standins import build_standin
 __all__ = ['STAGE_RE', 'SKIPPED_DEMO', 'PAPERMILL_TAGS', 'STAGING_DIR', 'DRY_RUN_MODELS', 'DRY_RUN_FALLBACK', 'DRY_RUN_BACKENDS',
            'README_HEAD', 'NOTEBOOK_RE', 'INCLUDE', 'has_parameters', 'stage_number', 'stage_name', 'stages', 'select',
            'StageError', 'is_demo', 'without_demos', 'source_cell', 'staging_dir', 'reproduce', 'parse_overrides',
-           'stage_list', 'main', 'stand_in', 'dry_run_overrides', 'dry_run_roster', 'serve', 'dry_run',
+           'stage_list', 'main', 'stand_in', 'dry_run_overrides', 'dry_run_roster', 'serve', 'roster_rows', 'dry_run',
            'notebook_markdown', 'readme_text', 'write_readme', 'readme_main', 'notebook_facts', 'notebook_table',
            'module_imports', 'module_list', 'expand']
 
@@ -369,6 +370,11 @@ def serve(folder: str | Path, wait: float = 300.0, log: Path | None = None):
         except subprocess.TimeoutExpired: proc.kill(); proc.wait()
         if log: out.close()
 
+def roster_rows(cfg: Profile) -> dict:
+    "For each roster system of `cfg`: how many evaluation records its run wrote (0 when it has none yet)."
+    root = layout.path(cfg, 'eval')
+    return {s.id: sum(1 for _ in open(f)) if (f := root/s.id/'records.jsonl').is_file() else 0 for s in cfg.roster}
+
 def dry_run(only: list[str] | None = None, overrides: dict | None = None, out: str | Path | None = None, profile: str = 'paper-dry'):
     "Run the paper path as `profile` with every substitution of a dry run; return the stage table (its `attrs` hold the substitutions)."
     t0, cfg = time.time(), load_profile(profile, **(overrides or {}))
@@ -381,6 +387,7 @@ def dry_run(only: list[str] | None = None, overrides: dict | None = None, out: s
     facts = dict(profile=profile, substitutions=subs, models=DRY_RUN_MODELS, backends=DRY_RUN_BACKENDS, fallback=DRY_RUN_FALLBACK,
                  hub_dir=str(cfg._path(cfg.hub_dir)), api_server='transformers serve ' + served, wall_s=round(time.time() - t0, 1),
                  stages=table.drop(columns=['files']).to_dict('records'))
+    facts['roster_rows'] = roster_rows(load_profile(profile, **(subs | dict(overrides or {}))))
     write_json(out_dir/'dry_run.json', facts)
     table.attrs['dry_run'] = facts
     return table
