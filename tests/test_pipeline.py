@@ -179,17 +179,15 @@ def test_unknown_override_is_an_error():
 def test_dry_run_substitutes_from_one_table(tmp_path, monkeypatch):
     from dagger import pipeline as P
     cfg = P.load_profile('paper-dry')
-    monkeypatch.setitem(__import__('sys').modules, 'dagger.standins', None)          # no stand-in builder: the embedded model
-    o = P.dry_run_overrides(cfg, 'http://127.0.0.1:1/v1', '/served', tmp_path)
-    assert o['model'] == P.DRY_RUN_FALLBACK and o['backend'] == 'transformers'        # no stand-in builder here: the embedded model
-    assert o['teacher.model'] == o['distractors.model'] == '/served' and o['teacher.backend'] == 'openai'
     built = []
-    class Standins:
-        @staticmethod
-        def build_standin(kind, out): built.append(kind); return out
-    monkeypatch.setitem(__import__('sys').modules, 'dagger.standins', Standins)
+    monkeypatch.setattr(P, 'build_standin', lambda kind, out: built.append(kind) or out)
     o = P.dry_run_overrides(cfg, 'http://127.0.0.1:1/v1', '/served', tmp_path)
-    assert o['model'] == str(tmp_path/'standins'/'gemma3') and built[0] == 'gemma3'
+    assert o['model'] == str(tmp_path/'standins'/'gemma3') and built[0] == 'gemma3' and o['backend'] == 'transformers'
+    assert o['teacher.model'] == o['distractors.model'] == '/served' and o['teacher.backend'] == 'openai'
+    assert P.stand_in('an/unknown-model', tmp_path) == P.DRY_RUN_FALLBACK                # no stand-in for it: the embedded model
+    roster = {k: v for k, v in o.items() if k.startswith('roster.')}
+    assert len(roster) == len(cfg.roster) and all('backend=' in v and 'model=' in v for v in roster.values())
+    assert 'backend=openai' in roster['roster.gpt-4.1'] and 'model=/served' in roster['roster.gpt-4.1']
     dry = P.load_profile('paper-dry', **o)
     assert dry.dry_run and dry.results.parts[-2:] == ('paper-dry', 'gemma3') and dry.hub_dir and dry.data_source == 'hub'
     assert P.load_profile('paper').results.parts[-2] == 'paper'                        # never the paper's own folder
