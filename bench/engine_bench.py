@@ -114,7 +114,8 @@ def child_vllm(work: dict) -> dict:
     eos = work['eos_ids']
     for name, w in WORKLOADS.items():
         items = work['prompts']['decode' if name == 'decode' else 'eval']
-        sp = SamplingParams(max_tokens=w['new'], temperature=0, ignore_eos=w['forced'], stop_token_ids=eos)
+        # stop_token_ids would end a forced run too (ignore_eos ignores only the model's own end-of-sequence)
+        sp = SamplingParams(max_tokens=w['new'], temperature=0, ignore_eos=w['forced'], stop_token_ids=None if w['forced'] else eos)
         load0 = os.getloadavg()[0]
         outs, dt = _timed(lambda: llm.generate([TokensPrompt(prompt_token_ids=it['ids']) for it in items], sp, use_tqdm=False))
         ids = [[t for t in o.outputs[0].token_ids] for o in outs]

