@@ -21,19 +21,12 @@ sys.path.insert(0, str(ROOT))
 import dagger.llm  # noqa: F401  (before torch: sets OMP_WAIT_POLICY=PASSIVE unless set)
 
 
+from student_sft_bench import encode, batch as _pad   # one encoder and padder for both SFT benchmarks
+
+
 def batch(tok, rows):
     "input ids, attention mask and completion-only labels of `rows`, right-padded."
-    import torch
-    enc = []
-    for r in rows:
-        p = tok.apply_chat_template(r['prompt'], tokenize=False, add_generation_prompt=True)
-        full = tok.apply_chat_template(list(r['prompt']) + list(r['completion']), tokenize=False)
-        enc.append((tok(full, add_special_tokens=False).input_ids, len(tok(p, add_special_tokens=False).input_ids)))
-    L, B = max(len(f) for f, _ in enc), len(enc)
-    ids = torch.full((B, L), tok.pad_token_id); am = torch.zeros(B, L, dtype=torch.long); lab = torch.full((B, L), -100)
-    for i, (f, n) in enumerate(enc):
-        ids[i, :len(f)] = torch.tensor(f); am[i, :len(f)] = 1; lab[i, n:len(f)] = torch.tensor(f[n:])
-    return ids, am, lab
+    return _pad(tok, [encode(tok, r) for r in rows])
 
 
 def main():
