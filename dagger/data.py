@@ -15,20 +15,40 @@ from .numbers import extract_numbers, numbers, to_ascii_digits, format_number, N
 from .graph import from_obj, execute, is_correct, GraphError
 
 # %% auto #0
-__all__ = ['log', 'AUG_TYPES', 'MGSM_LANGS', 'MSVAMP_FILES', 'FINAL_LABEL', 'BASE_SPLITS', 'DISTRACT_SPLITS', 'DOSE_SPLITS',
-           'SPLITS', 'EVAL_SPLITS', 'PAPER_SPLIT_SIZES', 'HUB_HOST', 'DISTRACT_REPO', 'TRAIN_REPO', 'HUB_SCHEMA',
-           'DataError', 'Problem', 'data_root', 'DataRowError', 'gsm8k_final_answer', 'sample', 'GoldGraphError',
-           'solution_steps', 'gsm8k_graph', 'msvamp_graph', 'verify_graph', 'mgsm_alignment', 'gold_coverage',
-           'load_split', 'to_frame', 'HubUnavailable', 'DistractMathNotBuilt', 'hub_probe', 'load_hub', 'hub_args',
-           'data_source', 'distract_record', 'distract_path', 'load_distractmath', 'question_in_turn', 'load_training',
-           'write_hub_fixture', 'msvamp_number', 'msvamp_half', 'evaluable', 'SplitNotPrepared', 'needed_splits',
-           'prepare_splits', 'prepared_split', 'split_summary']
+__all__ = ['log', 'AUG_TYPES', 'META_KEYS', 'MGSM_LANGS', 'MSVAMP_FILES', 'FINAL_LABEL', 'BASE_SPLITS', 'DISTRACT_SPLITS',
+           'DOSE_SPLITS', 'SPLITS', 'EVAL_SPLITS', 'PAPER_SPLIT_SIZES', 'HUB_HOST', 'DISTRACT_REPO', 'TRAIN_REPO',
+           'HUB_SCHEMA', 'DataError', 'Problem', 'data_root', 'DataRowError', 'gsm8k_final_answer', 'sample',
+           'GoldGraphError', 'solution_steps', 'gsm8k_graph', 'msvamp_graph', 'verify_graph', 'mgsm_alignment',
+           'gold_coverage', 'load_split', 'to_frame', 'HubUnavailable', 'DistractMathNotBuilt', 'hub_probe', 'load_hub',
+           'hub_args', 'data_source', 'distract_record', 'distract_path', 'load_distractmath', 'question_in_turn',
+           'load_training', 'write_hub_fixture', 'msvamp_number', 'msvamp_half', 'evaluable', 'SplitNotPrepared',
+           'needed_splits', 'prepare_splits', 'prepared_split', 'split_summary']
 
 # %% ../nbs/lib_13_data.ipynb #777c4fad
 class DataError(ValueError):
     "A split, file or record that cannot be read as asked."
 
 AUG_TYPES = ('RED', 'OAD', 'NEED')     # the dose splits mix them: aug_type 'MIXED', the types in meta['added_types']
+
+META_KEYS = {   # what a record's `meta` may hold, by where it comes from
+    'row': 'index of the problem in its vendored source file (MGSM, MSVAMP, GSM8K)',
+    'query_en': "MSVAMP: the English question the translation was made from",
+    'equation': 'MSVAMP: the prefix equation over number0..numberN',
+    'numbers_carried': 'MSVAMP: whether every number of the English question is in the translation',
+    'solution': 'GSM8K: the solution text with calculator annotations',
+    'gold_failure': 'why no gold graph could be verified for this problem',
+    'original_id': 'DistractMath and dose records: the id of the problem they augment',
+    'hub_row': 'a training row from the hub, whole',
+    'row_index': 'DistractMath: the index of the original in its source split',
+    'justification': "DistractMath: the verifier's reason the answer is unchanged",
+    'answers_match': 'DistractMath: the verifier said the answer is unchanged',
+    'distractor_values': 'the numbers the added sentences bring (our offline generator)',
+    'n_distractors': 'how many distractor sentences were added (dose splits)',
+    'insert_after': 'the sentence index after which each sentence was added',
+    'added_types': 'dose splits: the augmentation type of each added sentence',
+    'templates': 'our offline generator: the template of each added sentence',
+    'generator': 'what wrote the added sentences (our offline generator or an LLM)',
+}
 
 @dataclass
 class Problem:
