@@ -356,12 +356,11 @@ def system_cells(system, tables=EVAL_TABLES) -> dict:
 TRAINED_FOLDERS = {'sft': 'sft', 'grpo': 'grpo', 'grpo_base': 'grpo_base'}
 
 def system_model(cfg, system) -> str:
-    "The model roster `system` answers with: its hub name, or the merged model its training stage wrote."
+    "The model roster `system` answers with: its hub name, or the merged model its training stage wrote (in its model's results)."
     if system.phase in ('', 'untrained'): return system.model
-    if system.model != cfg.model:
-        raise FileNotFoundError(f'{system.id}: the SFT and GRPO stages train the profile\'s model ({cfg.model}), not {system.model}')
+    own = cfg if system.model == cfg.model else cfg.replace(model=system.model)   # its model's results folder
     folder = 'sft_noannot' if system.phase == 'sft' and not system.annotations else TRAINED_FOLDERS[system.phase]
-    p = layout.path(cfg, folder)/'merged'
+    p = layout.path(own, folder)/'merged'
     if not (p/'config.json').exists(): raise FileNotFoundError(f'{system.id}: no {system.phase} model in {p}: run its stage first')
     return str(p)
 

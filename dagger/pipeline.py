@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse, ast, contextlib, fcntl, json, os, re, shutil, signal, sys, tempfile, threading, time
 from pathlib import Path
 import nbformat
-from .config import project_root, load_profile, Profile, ConfigError, atomic_write_text, write_json, profile_values
+from .config import project_root, load_profile, Profile, ConfigError, atomic_write_text, write_json, profile_values, model_slug
 from .layout import STAGING_ENV, generated_root, promote
 from . import layout
 from .llm import embedded_model_path
@@ -16,10 +16,10 @@ from .standins import build_standin
 # %% auto #0
 __all__ = ['STAGE_RE', 'SKIPPED_DEMO', 'PAPERMILL_TAGS', 'STAGING_DIR', 'DRY_RUN_MODELS', 'DRY_RUN_FALLBACK', 'DRY_RUN_BACKENDS',
            'README_HEAD', 'NOTEBOOK_RE', 'INCLUDE', 'has_parameters', 'stage_number', 'stage_name', 'stages', 'select',
-           'StageError', 'is_demo', 'without_demos', 'source_cell', 'staging_dir', 'reproduce', 'parse_overrides',
-           'stage_list', 'main', 'stand_in', 'dry_run_overrides', 'dry_run_roster', 'serve', 'roster_rows', 'dry_run',
-           'notebook_markdown', 'readme_text', 'write_readme', 'readme_main', 'notebook_facts', 'notebook_table',
-           'module_imports', 'module_list', 'expand']
+           'StageError', 'is_demo', 'without_demos', 'source_cell', 'staging_dir', 'training_passes', 'reproduce',
+           'parse_overrides', 'stage_list', 'main', 'stand_in', 'dry_run_overrides', 'dry_run_roster', 'serve',
+           'roster_rows', 'dry_run', 'notebook_markdown', 'readme_text', 'write_readme', 'readme_main',
+           'notebook_facts', 'notebook_table', 'module_imports', 'module_list', 'expand']
 
 # %% ../nbs/lib_18_pipeline.ipynb #74dfe161
 STAGE_RE = re.compile(r'stage_(\d+)_(\w+)')
@@ -227,28 +227,54 @@ def remove_leftovers(cfg: Profile, out_dir: Path) -> list[Path]:
     return found
 
 # %% ../nbs/lib_18_pipeline.ipynb #908276e9
+def training_passes(cfg: Profile) -> list[tuple[str, list[str], dict]]:
+    """The runs of training stages the roster needs besides the profile's own pass, as (label, stage names, overrides):
+    each other trained model through the dataset, teacher, SFT and GRPO stages, each Base→GRPO arm, and each arm
+    without annotations of another model (the ablations stage trains the profile model's)."""
+    passes = {}
+    for s in cfg.roster:
+        if s.phase in ('', 'untrained'): continue
+        slug, own = model_slug(s.model), {'model': s.model}
+        if s.model != cfg.model: passes.setdefault(slug, (['dataset', 'teacher', 'sft', 'grpo'], own))
+        if s.phase == 'grpo_base': passes.setdefault(f'{slug}-base-grpo', (['grpo'], own | {'grpo.init': 'base'}))
+        if s.phase == 'sft' and not s.annotations and s.model != cfg.model:
+            passes.setdefault(f'{slug}-sft-noannot', (['sft'], own | {'sft.annotations': False}))
+    return [(k, st, o) for k, (st, o) in passes.items()]
+
+def _jobs(profile: str, todo: list[Path], overrides: dict, out_dir: Path, extra: bool) -> list[tuple]:
+    "(notebook, overrides, folder of its executed notebook) in run order: the profile's stages, the training passes after its GRPO stage."
+    main = [(nb, overrides, out_dir) for nb in todo]
+    if not extra: return main
+    passes = [(nb, overrides | o, out_dir/label) for label, names, o in training_passes(load_profile(profile, **overrides))
+              for nb in select(stages(), names)]
+    cut = next((i + 1 for i, (nb, _, _) in enumerate(main) if stage_name(nb) == 'grpo'), len(main))
+    return main[:cut] + passes + main[cut:]
+
 def reproduce(profile: str = 'cpu', only: list[str] | None = None, overrides: dict | None = None,
               out: str | Path | None = None, kernel: str = 'python3', demos: bool = False):
-    "Run the pipeline stages for `profile` (demo cells too if `demos`); return a DataFrame of notebook, status, seconds, demo cells skipped, cache reuse and files written."
+    """Run the pipeline stages for `profile` (demo cells too if `demos`); with a roster and no `only`, also its training
+    passes; return a DataFrame of notebook, status, seconds, demo cells skipped, cache reuse and files written."""
     import pandas as pd
     from tqdm.auto import tqdm
     overrides = dict(overrides or {})
     cfg = load_profile(profile, **overrides)
-    todo = select(stages(), only)
     out_dir = Path(out or project_root()/'runs'/profile); out_dir.mkdir(parents=True, exist_ok=True)
+    jobs = _jobs(profile, select(stages(), only), overrides, out_dir, extra=not only)
     rows, error = [], None
     with run_lock(out_dir), interruptible():
         if gone := remove_leftovers(cfg, out_dir):
             print(f'removed what an interrupted run left: {", ".join(map(str, gone))}', file=sys.stderr)
-        bar = tqdm(todo, desc=f'reproduce [{profile}]', unit='nb')
-        for nb in bar:
-            bar.set_postfix_str(nb.stem)
-            if error: rows.append(dict(notebook=nb.name, status='not run', seconds=0.0, files=[])); continue
-            try: rows.append(run_stage(nb, cfg, overrides, out_dir, kernel, demos))
+        bar = tqdm(jobs, desc=f'reproduce [{profile}]', unit='nb')
+        for nb, ov, folder in bar:
+            name = nb.name if folder == out_dir else f'{folder.name}/{nb.name}'
+            bar.set_postfix_str(name)
+            if error: rows.append(dict(notebook=name, status='not run', seconds=0.0, files=[])); continue
+            folder.mkdir(parents=True, exist_ok=True)
+            try: rows.append(run_stage(nb, load_profile(profile, **ov), ov, folder, kernel, demos) | dict(notebook=name))
             except StageError as e:
-                error = e; rows.append(dict(notebook=nb.name, status=f'FAILED (cell {e.cell})', seconds=None, files=[]))
+                error = e; rows.append(dict(notebook=name, status=f'FAILED (cell {e.cell})', seconds=None, files=[]))
             except Interrupted as e:
-                e.notebook = nb.name; raise
+                e.notebook = name; raise
     table = pd.DataFrame(rows, columns=['notebook', 'status', 'seconds', 'demos_skipped', 'cache', 'files'])
     table.attrs['error'] = error
     return table

@@ -200,3 +200,17 @@ def test_the_dry_run_api_server_is_real(tmp_path):
     with P.serve(folder, log=tmp_path/'server.log') as url:
         [[c]] = OpenAIBackend(folder, base_url=url, api_key_env='DAGGER_NO_KEY').generate(['Say hi'], Sampling(max_new_tokens=4))
     assert c.finish_reason in ('stop', 'length') and c.text and 0 < c.tokens <= 4
+
+
+def test_training_passes_cover_every_trained_roster_system(tmp_path):
+    from dagger import pipeline as P
+    assert P.training_passes(load_profile('cpu')) == []                          # no roster: the profile's own pass only
+    paper = load_profile('paper')
+    passes = {label: (names, o) for label, names, o in P.training_passes(paper)}
+    assert passes['gemma-3-4b-it'] == (['dataset', 'teacher', 'sft', 'grpo'], {'model': 'google/gemma-3-4b-it'})
+    assert passes['gemma-3-4b-it-sft-noannot'][1] == {'model': 'google/gemma-3-4b-it', 'sft.annotations': False}
+    assert {o['model'] for label, (_, o) in passes.items() if label.endswith('base-grpo')} == {'google/gemma-3-4b-it', 'google/gemma-3-12b-it'}
+    jobs = P._jobs('paper', P.stages(), {}, tmp_path, True)
+    order = [(P.stage_name(nb), f.name) for nb, _, f in jobs]
+    assert order.index(('grpo', tmp_path.name)) < order.index(('sft', 'gemma-3-4b-it')) < order.index(('evaluation', tmp_path.name))
+    assert len(P._jobs('paper', P.stages(), {}, tmp_path, False)) == len(P.stages())   # --only: no passes
