@@ -229,15 +229,15 @@ def remove_leftovers(cfg: Profile, out_dir: Path) -> list[Path]:
 # %% ../nbs/lib_18_pipeline.ipynb #908276e9
 def training_passes(cfg: Profile) -> list[tuple[str, list[str], dict]]:
     """The runs of training stages the roster needs besides the profile's own pass, as (label, stage names, overrides):
-    each other trained model through the dataset, teacher, SFT and GRPO stages, each Base→GRPO arm, and each arm
-    without annotations of another model (the ablations stage trains the profile model's)."""
+    each other trained model through the dataset, teacher, SFT and GRPO stages, each Base→GRPO arm and each SFT arm
+    without annotations (before the evaluation stage, which evaluates them; the ablations stage reuses a fresh arm)."""
     passes = {}
     for s in cfg.roster:
         if s.phase in ('', 'untrained'): continue
         slug, own = model_slug(s.model), {'model': s.model}
         if s.model != cfg.model: passes.setdefault(slug, (['dataset', 'teacher', 'sft', 'grpo'], own))
         if s.phase == 'grpo_base': passes.setdefault(f'{slug}-base-grpo', (['grpo'], own | {'grpo.init': 'base'}))
-        if s.phase == 'sft' and not s.annotations and s.model != cfg.model:
+        if s.phase == 'sft' and not s.annotations:
             passes.setdefault(f'{slug}-sft-noannot', (['sft'], own | {'sft.annotations': False}))
     return [(k, st, o) for k, (st, o) in passes.items()]
 
