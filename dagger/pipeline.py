@@ -329,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
     print(_fmt_table(table))
     if table.attrs['error']:
         print(f'\nerror: {table.attrs["error"]}', file=sys.stderr); return 1
+    if a.dry_run and not a.only and (missing := [s for s, n in table.attrs['dry_run']['roster_rows'].items() if not n]):
+        print(f'\nerror: the dry run wrote no evaluation rows for roster systems {missing}', file=sys.stderr); return 1
     return 0
 
 # %% ../nbs/lib_18_pipeline.ipynb #dbfa450d
