@@ -16,11 +16,12 @@ from .eval import extract_answer, run_method, summarize, budget, load_splits, ev
 from .teacher import norm_question
 from .sft import run_sft, sft_dir, merged_model
 from . import layout
+from .roster import selected
 
 # %% auto #0
 __all__ = ['NATIVE_DIGITS', 'DECIMAL_COMMA', 'CI', 'VS', 'TABLES', 'SFT_FIELDS', 'native_to_ascii', 'extract_answer_lang',
            'rescore', 'ExemplarOverlapError', 'check_exemplars', 'run_records', 'table5', 'table7', 'table3',
-           'ablation_dir', 'write_table', 'table_sizes', 'run_table5', 'run_table7', 'noannot_profile',
+           'ablation_dir', 'write_table', 'table_sizes', 'run_table5', 'run_table7', 'table_profile', 'noannot_profile',
            'StaleModelError', 'sft_mismatch', 'train_noannot', 'run_table3']
 
 # %% ../nbs/stage_7_ablations.ipynb #4220dd14
@@ -179,6 +180,12 @@ def run_table7(cfg, backend, n: int | None = None, lang: str = 'en', progress: b
     return dict(table=t, records=recs, info=info, out=write_table(ablation_dir(cfg, 'table7'), recs, t, info))
 
 # %% ../nbs/stage_7_ablations.ipynb #f3d9d4d9
+def table_profile(cfg, table: str):
+    "The profile Table 5 or 7 runs on: the roster's system for it (GPT-4.1 through the API on paper), in the profile's results folder; else `cfg`."
+    api = selected(cfg, table)
+    if not api or table not in ('table5', 'table7'): return cfg
+    return cfg.replace(model=api[0].model, backend=api[0].backend, results_dir=str(cfg.results))
+
 def noannot_profile(cfg, **overrides):
     "Profile `cfg` with `sft.annotations = false` (Table 3's ablation arm)."
     return cfg.replace(sft__annotations=False, **overrides)

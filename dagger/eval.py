@@ -26,7 +26,7 @@ __all__ = ['BUDGETS', 'PROMPTS', 'STUDENT_BUDGET', 'KEYS', 'EVAL_TABLES', 'TRAIN
            'extract_boxed', 'score_text', 'known_distractors', 'budget', 'run_method', 'parse_score', 'run_got',
            'distractor_prf', 'intervals', 'summarize', 'original_split', 'deltas', 'weighted', 'type_errors',
            'run_name', 'write_results', 'load_splits', 'evaluate', 'phase_model', 'run_eval', 'system_cells',
-           'system_model', 'system_backend', 'run_system', 'paired_accuracy', 'paired_comparisons']
+           'system_model', 'system_backend', 'run_system', 'evaluate_profile', 'paired_accuracy', 'paired_comparisons']
 
 # %% ../nbs/lib_14_eval.ipynb #f0514462
 def signed_numbers(text: str, words: bool = False) -> list[tuple[float, int, int]]:
@@ -397,6 +397,23 @@ def run_system(cfg, system, n: int | None = None, write: bool = True, progress: 
     out = layout.output(cfg, 'eval')/system.id
     tables = write_results(recs, out, info) if write else dict(records=pd.DataFrame(recs), summary=summarize(pd.DataFrame(recs)))
     return tables | dict(info=info, out=out)
+
+# %% ../nbs/lib_14_eval.ipynb #d0aea440
+def evaluate_profile(cfg, progress: bool = True) -> dict:
+    "Every evaluation run of profile `cfg` (its roster systems, else its model and trained students): {name: tables}."
+    runs = {}
+    if systems := [s for s in selected(cfg) if system_cells(s)]:
+        for s in systems:
+            try: runs[s.id] = run_system(cfg, s, progress=progress)
+            except FileNotFoundError as e: print(f'skipping {s.id}: {e}')
+        if not runs: raise FileNotFoundError('no roster system could be evaluated (see the messages above)')
+        return runs
+    runs['untrained'] = run_eval(cfg, progress=progress)
+    for phase in cfg.eval.phases:
+        if phase == 'untrained': continue
+        if not (phase_model(cfg, phase)/'config.json').exists(): print(f'skipping phase {phase!r}: no model in {phase_model(cfg, phase)}'); continue
+        runs[phase] = run_eval(cfg, methods=['dagger'], phase=phase, progress=progress)
+    return runs
 
 # %% ../nbs/lib_14_eval.ipynb #340a4706
 def _arms(df: pd.DataFrame) -> pd.DataFrame:

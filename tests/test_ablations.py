@@ -224,3 +224,11 @@ def test_table_sizes_follow_the_profile():
     assert A.table_sizes(cpu) == dict(table3=cpu.eval.n, table5=cpu.ablation.n, table7=cpu.ablation.n_table7)
     assert A.table_sizes(cpu)['table5'] == 1 and A.table_sizes(cpu, 5) == dict(table3=5, table5=5, table7=5)
     assert A.table_sizes(load_profile('paper')) == dict(table3=0, table5=0, table7=0)
+
+
+def test_tables_5_and_7_run_on_the_roster_api_system_in_the_profile_folder():
+    from dagger.config import load_profile
+    paper, cpu = load_profile('paper'), load_profile('cpu')
+    t5 = A.table_profile(paper, 'table5')
+    assert (t5.model, t5.backend, t5.results) == ('gpt-4.1', 'openai', paper.results)
+    assert A.table_profile(paper, 'table3') is paper and A.table_profile(cpu, 'table5') is cpu
