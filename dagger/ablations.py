@@ -190,7 +190,7 @@ def noannot_profile(cfg, **overrides):
     "Profile `cfg` with `sft.annotations = false` (Table 3's ablation arm)."
     return cfg.replace(sft__annotations=False, **overrides)
 
-SFT_FIELDS = ('model', 'seed', 'sft.recipe', 'sft.n_train', 'sft.select', 'sft.student_shots', 'data_source', 'teacher.backend', 'teacher.model',
+SFT_FIELDS = ('model', 'seed', 'sft.recipe', 'sft.n_train', 'sft.select', 'sft.student_shots', 'sft.student_prompt', 'data_source', 'teacher.backend', 'teacher.model',
               'teacher.n_sft', 'teacher.msvamp_split', 'teacher.n_msvamp')
 
 class StaleModelError(RuntimeError):

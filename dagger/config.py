@@ -46,15 +46,17 @@ class TeacherSettings:
     n_grpo: int = 64               # GRPO prompts (questions with answers only, disjoint from SFT); 0 = all
     msvamp_split: str = ''         # an MSVAMP split whose training half (odd numbers) joins the SFT questions; '' = none
     n_msvamp: int = 0              # questions drawn from that half (seeded); 0 = all 500
+    grpo_msvamp: bool = False      # GRPO prompts: that half's questions the SFT set left out (else the GRPO source)
 
 @dataclass(frozen=True)
 class SFTSettings:
     "Supervised fine-tuning (SFT stage)."
     recipe: str = 'cpu'            # 'paper' (Table 9) or 'cpu' (fits two cores)
     n_train: int = 0               # examples used, of those that fit the recipe's max length; 0 = all that fit
-    select: str = 'first'          # which fitting examples: 'first' (the teacher's order), 'shortest', 'balanced'
+    select: str = 'first'          # which fitting examples: 'first' (the teacher's order), 'shuffled' (seeded), 'shortest', 'balanced'
     annotations: bool = True       # train with the `distractor` field (False: Table 3's arm, in sft_noannot/)
     student_shots: int = 1         # worked examples in the student's graph prompt (0 or 1)
+    student_prompt: str = 'full'   # the student's prompt: 'full' (the graph instructions) or 'brief' (one sentence)
     eval_split: str = 'msvamp_en'  # held-out split of the before/after evaluation
     eval_sample_n: int = 16        # seeded sample drawn from it; 0 = all
     eval_max_new_tokens: int = 2048  # new-token budget of that evaluation
@@ -187,7 +189,7 @@ PHASES = ('untrained', 'sft', 'grpo')
 ALLOWED = {'backend': ('transformers', 'vllm', 'openai', 'llamacpp'), 'data_source': ('local', 'hub', 'auto'),
            'vllm_dtype': ('auto', 'bfloat16', 'float16', 'float32'), 'teacher.backend': ('gold', 'openai', 'vllm', 'transformers'),
            'distractors.backend': ('', 'transformers', 'vllm', 'openai'), 'sft.recipe': tuple(SFT_RECIPES),
-           'sft.select': ('first', 'shortest', 'balanced'), 'sft.student_shots': (0, 1), 'grpo.recipe': tuple(GRPO_RECIPES),
+           'sft.select': ('first', 'shuffled', 'shortest', 'balanced'), 'sft.student_shots': (0, 1), 'sft.student_prompt': ('full', 'brief'), 'grpo.recipe': tuple(GRPO_RECIPES),
            'grpo.init': ('sft', 'base'), 'eval.methods': METHODS, 'eval.phases': PHASES,
            'ablation.tables': ('table3', 'table5', 'table7'), 'ablation.languages': ('bn', 'de', 'en', 'es', 'fr', 'ja', 'ru', 'sw', 'te', 'th', 'zh')}
 AT_LEAST = {'batch_size': 1, 'max_new_tokens': 1, 'api_concurrency': 1, 'tensor_parallel_size': 1}

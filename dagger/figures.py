@@ -12,7 +12,7 @@ from . import graph as G
 from .prompts import LANG_NAMES, pen_graph
 from .data import load_split, distract_path, PAPER_SPLIT_SIZES
 from .eval import weighted, distractor_prf, summarize, known_distractors, intervals, paired_comparisons
-from .stats import wilson, is_smoke, SMOKE_N
+from .stats import wilson, bootstrap_mean_ci, is_smoke, SMOKE_N
 from . import ablations
 from .paper import PaperDataError, load_table
 from . import layout
@@ -21,14 +21,15 @@ from .config import PHASES
 
 # %% auto #0
 __all__ = ['PALETTE', 'FAMILY_LABELS', 'TYPES', 'STYLE', 'DATASETS', 'DATASET_LABELS', 'PHASE_SUFFIX', 'RECORD_FIELDS',
-           'SMOKE_NOTE', 'PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'COMPARE_KEYS', 'FigureError', 'family_key',
-           'color', 'sha256_file', 'final_rel', 'sidecar', 'save_figure', 'to_markdown', 'save_table', 'split_parts',
-           'split_name', 'pick_lang', 'lang_name', 'params_b', 'short_model', 'load_runs', 'our_tidy', 'paper_tidy',
-           'table2_layout', 'paper_table2', 'fig2_points', 'fig2', 'type_table', 'fig3', 'linear_fit', 'gold_ops',
-           'fig4_data', 'fig4_fits', 'fig4', 'distractor_count', 'dose_table', 'fig_dose', 'table4_ours',
-           'table8_from_records', 'paper_beside_ours', 'smoke_column', 'mark_smoke', 'ours_label', 'Stage',
-           'paper_outputs', 'fig2_paper', 'fig2_ours', 'comparisons_ours', 'comparisons_out', 'fig3_ours', 'fig4_ours',
-           'dose_ours', 'flags_ours', 'flags_fig_ours', 'compare_out', 'draw_all']
+           'SMOKE_NOTE', 'PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'ANSWERS', 'ANSWER_COLUMNS', 'COMPARE_KEYS',
+           'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar', 'save_figure', 'to_markdown',
+           'save_table', 'split_parts', 'split_name', 'pick_lang', 'lang_name', 'params_b', 'short_model', 'load_runs',
+           'our_tidy', 'paper_tidy', 'table2_layout', 'paper_table2', 'fig2_points', 'fig2', 'type_table', 'fig3',
+           'linear_fit', 'gold_ops', 'fig4_data', 'fig4_fits', 'fig4', 'distractor_count', 'dose_table', 'fig_dose',
+           'table4_ours', 'table8_from_records', 'paper_beside_ours', 'smoke_column', 'mark_smoke', 'ours_label',
+           'Stage', 'paper_outputs', 'fig2_paper', 'fig2_ours', 'comparisons_ours', 'comparisons_out', 'fig3_ours',
+           'fig4_ours', 'dose_ours', 'flags_ours', 'flags_fig_ours', 'answers_table', 'answers_out', 'compare_out',
+           'draw_all']
 
 # %% ../nbs/stage_8_figures.ipynb #bf47f5b4
 PALETTE = {'cot': '#D55E00', 'reasoning': '#E69F00', 'pot': '#CC79A7', 'got': '#7F7F7F',
@@ -628,14 +629,26 @@ def table4_ours(recs: pd.DataFrame, lang: str) -> pd.DataFrame:
     s = s[cols].sort_values(['system', 'method', 'split']).reset_index(drop=True)
     return s.rename(columns={'system': 'model', 'exec_rate': 'execution_rate'})
 
+def _phase_nodes(g: pd.DataFrame) -> dict:
+    parsed = g[g['n_nodes'].notna()] if 'n_nodes' in g else g.iloc[:0]
+    ops = parsed['n_ops'].astype(float) if len(parsed) else pd.Series(dtype=float)
+    gold = g['gold_ops'].dropna().astype(float) if 'gold_ops' in g else pd.Series(dtype=float)
+    ran = int(g['executed'].fillna(False).astype(bool).sum()) if 'executed' in g else 0
+    (olo, ohi), (elo, ehi) = bootstrap_mean_ci(ops) if len(ops) else (np.nan, np.nan), wilson(ran, len(g))
+    return dict(outputs=len(g), graphs=len(parsed), avg_nodes=parsed['n_nodes'].mean() if len(parsed) else np.nan,
+                mean_ops=ops.mean() if len(ops) else np.nan, ops_lo=olo, ops_hi=ohi, gold_ops=gold.mean() if len(gold) else np.nan,
+                ops_vs_gold=ops.mean() / gold.mean() if len(ops) and len(gold) and gold.mean() else np.nan,
+                exec_rate=100 * ran / len(g), exec_lo=100 * elo, exec_hi=100 * ehi)
+
 def table8_from_records(recs: pd.DataFrame, lang: str, dataset: str = 'msvamp') -> pd.DataFrame:
-    "Mean nodes per generated graph (outputs that parsed) by DAGGER training phase on `dataset`_`lang` (Table 8's analogue)."
+    """Table 8's analogue on `dataset`_`lang`, per DAGGER training phase: outputs, graphs that parsed, their mean nodes
+    and |V_op| (bootstrap interval), the gold graphs' mean |V_op| on the same problems and the ratio, execution rate (Wilson)."""
     d = recs[(recs['method'] == 'dagger') & (recs['split'] == split_name(dataset, lang))]
-    if 'n_nodes' in d: d = d[d['n_nodes'].notna()]
-    if not len(d): raise FigureError(f'no parsed DAGGER graphs on {split_name(dataset, lang)}')
-    g = d.groupby('phase')['n_nodes'].agg(['mean', 'size']).reindex([p for p in PHASES if p in set(d['phase'])])
-    return pd.DataFrame(dict(phase=g.index, avg_nodes=g['mean'].values, n=g['size'].values, smoke=[is_smoke(n) for n in g['size']], split=split_name(dataset, lang),
-                             systems=[', '.join(sorted(set(d[d['phase'] == p]['system']))) for p in g.index]))
+    if 'n_nodes' not in d or not d['n_nodes'].notna().any(): raise FigureError(f'no parsed DAGGER graphs on {split_name(dataset, lang)}')
+    phases = [p for p in PHASES if p in set(d['phase'])]
+    rows = [dict(phase=p, **_phase_nodes(d[d['phase'] == p]), systems=', '.join(sorted(set(d[d['phase'] == p]['system'])))) for p in phases]
+    t = pd.DataFrame(rows).rename(columns={'outputs': 'n'})
+    return t.assign(smoke=[is_smoke(n) for n in t['n']], split=split_name(dataset, lang))
 
 # %% ../nbs/stage_8_figures.ipynb #4751471f
 def _stats(name: str, counts: list, path) -> dict:
@@ -877,9 +890,11 @@ def table6_out(st: Stage) -> list[Path]:
     return st.table(t, f'table6_ours-{st.P}', _run_files(d, st.files), ours_label(d, st.cfg, st.lang), TABLE_TITLES['table6'])
 
 def table8_out(st: Stage) -> list[Path]:
-    "Our Table 8: the GRPO stage's nodes.csv, else mean nodes of parsed DAGGER graphs per phase in the evaluation runs."
+    "Our Table 8: per phase over the evaluation runs' DAGGER graphs, else (no evaluation graphs) the GRPO stage's nodes.csv."
     p = layout.path(st.cfg, 'grpo')/'nodes.csv'
-    if p.is_file():
+    try: ran = len(st.need_runs()) > 0 and st.need_runs()['n_nodes'].notna().any()
+    except (FileNotFoundError, FigureError, KeyError): ran = False
+    if p.is_file() and not ran:
         t = pd.read_csv(p)
         mean = [c for c in t if 'node' in c.lower() and ('mean' in c.lower() or 'avg' in c.lower())]
         if len(mean) == 1 and 'avg_nodes' not in t: t = t.rename(columns={mean[0]: 'avg_nodes'})
@@ -949,6 +964,53 @@ def graph_example_out(st: Stage) -> list[Path]:
     G.plot_graph(pen, ax=ax, title="The paper's pen problem (Fig. 1, prompt A.10.5) as a DAGGER graph, executed by dagger.graph")
     return st.figure(fig, f'graph_example_ours-{st.P}', [project_root()/'nbs'/'lib_10_prompts.ipynb'], 'dagger.prompts.pen_graph', value=G.execute(pen))
 
+# %% ../nbs/stage_8_figures.ipynb #b196be6a
+ANSWERS = [  # (question, comparison, metric, split kind or None for Δ rows)
+    ('Do distractors hurt CoT? Δ CoT (original − +D accuracy, points)', 'Δ cot', 'Δ accuracy', None),
+    ('Is DAGGER (SFT) more robust? Δ DAGGER (SFT) − Δ CoT (points)', 'Δ DAGGER (sft) vs CoT', 'Δ accuracy', None),
+    ('Is DAGGER (SFT) cheaper? output tokens, DAGGER (SFT) − CoT (original)', 'DAGGER (sft) vs CoT', 'tokens', 'original'),
+    ('DAGGER (SFT) − CoT accuracy, original (points)', 'DAGGER (sft) vs CoT', 'accuracy', 'original'),
+    ('DAGGER (SFT) − CoT accuracy, +D (points)', 'DAGGER (sft) vs CoT', 'accuracy', 'distract'),
+    ('SFT − untrained DAGGER accuracy, original (points)', 'SFT vs untrained', 'accuracy', 'original'),
+    ('SFT→GRPO − SFT accuracy, original (points)', 'GRPO vs SFT', 'accuracy', 'original'),
+    ('SFT→GRPO − SFT accuracy, +D (points)', 'GRPO vs SFT', 'accuracy', 'distract'),
+]
+ANSWER_COLUMNS = ['question', 'value', 'ci_lo', 'ci_hi', 'p', 'n', 'split', 'test']
+
+def _kind(split: str) -> str:
+    parts = split_parts(str(split).split(' → ')[0])
+    return parts[2] if parts else ''
+
+def answers_table(comp: pd.DataFrame, table8: pd.DataFrame | None = None, table3: pd.DataFrame | None = None) -> pd.DataFrame:
+    "One row per question the study answers: the value, its 95% interval, the paired p-value and n, read from the comparisons, Table 8 and Table 3."
+    rows = []
+    for q, name, metric, kind in ANSWERS:
+        c = comp[(comp['comparison'] == name) & (comp['metric'] == metric)]
+        for _, r in c[[kind is None or _kind(s) == kind for s in c['split']]].iterrows():
+            rows.append(dict(question=q, value=r['diff'], ci_lo=r['ci_lo'], ci_hi=r['ci_hi'], p=r['p'], n=r['n'], split=r['split'], test=r['test']))
+    for _, r in (table3 if table3 is not None else pd.DataFrame()).iterrows():
+        if r.get('distractor_annotations') is True or str(r.get('distractor_annotations')) == 'True':
+            rows.append(dict(question='Training with the distractor field: with − without accuracy (points)', value=r['diff'], ci_lo=r['diff_lo'],
+                             ci_hi=r['diff_hi'], p=r['p'], n=r['n_pairs'], split=r['split'], test='McNemar exact (p); paired bootstrap (CI)'))
+    for _, r in (table8 if table8 is not None else pd.DataFrame()).iterrows():
+        rows.append(dict(question=f'|V_op| per graph, {r["phase"]} (gold graphs of the same problems: {r["gold_ops"]:.2f})', value=r['mean_ops'],
+                         ci_lo=r['ops_lo'], ci_hi=r['ops_hi'], p=np.nan, n=r['graphs'], split=r['split'], test='bootstrap mean'))
+        rows.append(dict(question=f'execution rate, {r["phase"]} (%)', value=r['exec_rate'], ci_lo=r['exec_lo'], ci_hi=r['exec_hi'], p=np.nan,
+                         n=r['n'], split=r['split'], test='Wilson'))
+    t = pd.DataFrame(rows, columns=ANSWER_COLUMNS)
+    return t.assign(smoke=[is_smoke(n) for n in t['n']])
+
+def answers_out(st: Stage) -> list[Path]:
+    "The study's answers (answers_table) from this stage's comparisons, Table 8 and Table 3 of our runs."
+    comp = st.tables.get(f'comparisons_ours-{st.P}')
+    if comp is None: raise FigureError('no paired comparisons from our runs')
+    t = answers_table(comp, st.tables.get(f'table8_ours-{st.P}'), st.tables.get(f'table3_ours-{st.P}'))
+    side = layout.figures_output(st.cfg)/'tables'
+    ins = [Path(project_root()/i['path']) for n in ('comparisons', 'table8', 'table3') if (side/f'{n}_ours-{st.P}.json').is_file()
+           for i in read_json(side/f'{n}_ours-{st.P}.json')['inputs']]
+    return st.table(t, f'answers_ours-{st.P}', sorted(set(ins)), f'our run, profile {st.P}',
+                    "The paper's questions at our scale: value, 95% interval, paired p-value, n")
+
 # %% ../nbs/stage_8_figures.ipynb #11266ea3
 COMPARE_KEYS = {'table5': ['lang', 'method'], 'table7': ['config'], 'table8': ['phase'], 'table11': ['dataset']}
 
@@ -974,6 +1036,7 @@ def draw_all(cfg, verbose: bool = True) -> dict:
                      ('graph example (ours)', graph_example_out), ('Table 4 (ours)', table4_out), ('Table 6 (ours)', table6_out), ('Table 8 (ours)', table8_out), ('Table 11 (ours)', table11_out)]:
         st.part(name, lambda fn=fn: fn(st))
     for name in ABLATION_TABLES: st.part(f'{name} (ours)', lambda name=name: ablation_out(st, name))
+    st.part('answers (ours)', lambda: answers_out(st))
     for name in ('table2', 'table3', 'table4', 'table5', 'table6', 'table7', 'table8', 'table11', 'figure4_r2'):
         if f'{name}_ours-{st.P}' in st.tables and paper_path(name, cfg).is_file():
             st.part(f'{name} (side by side)', lambda name=name: compare_out(st, name))

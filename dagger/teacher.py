@@ -16,8 +16,8 @@ from . import layout
 # %% auto #0
 __all__ = ['STATUSES', 'OVERLAP_SPLITS', 'Verdict', 'verify_output', 'gold_teacher', 'model_teacher', 'distill', 'sft_row',
            'grpo_row', 'without_annotations', 'messages', 'OverlapError', 'norm_question', 'eval_index',
-           'check_overlap', 'hub_graph_text', 'msvamp_training_half', 'training_problems', 'output_origins',
-           'teacher_outputs', 'gold_coverage_summary', 'run_teacher', 'load_sets']
+           'check_overlap', 'hub_graph_text', 'msvamp_training_half', 'msvamp_train_questions', 'training_problems',
+           'output_origins', 'teacher_outputs', 'gold_coverage_summary', 'run_teacher', 'load_sets']
 
 # %% ../nbs/stage_3_teacher.ipynb #62af1673
 STATUSES = ('kept', 'wrong', 'unparseable', 'failed_execution', 'no_output')
@@ -155,11 +155,15 @@ def msvamp_training_half(cfg: Profile) -> list:
         raise ValueError(f'teacher_msvamp_split must be an MSVAMP base split such as msvamp_en, not {name!r}')
     if not cfg.msvamp_holdout:
         raise OverlapError(f'teacher_msvamp_split = {name} trains on MSVAMP: set msvamp_holdout = true so that only the other half is evaluated')
-    half = [p for p in load_split(name, cfg=cfg) if msvamp_half(p) == 'train']
-    return sample(half, cfg.teacher.n_msvamp or None, cfg.seed)
+    return sample(msvamp_train_questions(cfg), cfg.teacher.n_msvamp or None, cfg.seed)
+
+def msvamp_train_questions(cfg: Profile) -> list:
+    "Every question of the training half of the profile's `teacher.msvamp_split`."
+    return [p for p in load_split(cfg.teacher.msvamp_split, cfg=cfg) if msvamp_half(p) == 'train']
 
 def training_problems(cfg: Profile) -> dict:
-    "The problems for sft_train (with MSVAMP's training half when the profile asks), sft_val and grpo_train (GRPO disjoint from SFT)."
+    """The problems for sft_train (with MSVAMP's training half when the profile asks), sft_val and grpo_train (GRPO
+    disjoint from SFT; with `teacher.grpo_msvamp`, the questions of MSVAMP's training half that SFT left out)."""
     sets = {name: load_training(c, s, cfg=cfg) for name, (c, s) in
             dict(sft_train=('sft', 'train'), sft_val=('sft', 'val'), grpo_train=('grpo', 'train')).items()}
     n = dict(sft_train=cfg.teacher.n_sft, sft_val=cfg.teacher.n_val, grpo_train=cfg.teacher.n_grpo)
@@ -167,7 +171,8 @@ def training_problems(cfg: Profile) -> dict:
     out['sft_train'] += msvamp_training_half(cfg)
     used = {p.id for v in out.values() for p in v}
     used_q = {norm_question(p.question) for v in out.values() for p in v}
-    grpo = [p for p in sets['grpo_train'] if p.id not in used and norm_question(p.question) not in used_q]
+    pool = msvamp_train_questions(cfg) if cfg.teacher.grpo_msvamp else sets['grpo_train']
+    grpo = [p for p in pool if p.id not in used and norm_question(p.question) not in used_q]
     out['grpo_train'] = sample(grpo, n['grpo_train'] or None, cfg.seed)
     return out
 

@@ -179,6 +179,30 @@ def test_vllm_token_count_excludes_end_of_sequence():
     assert VLLMBackend._completion(out([5, 6, 7], 'length', None)) == Completion('x', 3, 'length')
 
 
+def test_vllm_engine_is_built_only_for_samples_not_in_the_cache(tmp_path, monkeypatch):
+    "A vLLM run served from the cache starts no engine (a minute each on the CPU); a missing sample starts it once."
+    import importlib.util
+    import dagger.llm as L
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, 'find_spec', lambda name, *a: object() if name == 'vllm' else real(name, *a))
+    monkeypatch.delitem(sys.modules, 'vllm', raising=False)
+    built = []
+    class Engine:
+        def chat(self, msgs, params, **kw):
+            return [SimpleNamespace(outputs=[SimpleNamespace(text=m[-1]['content'][::-1], token_ids=[1, 2], finish_reason='length', stop_reason=None)])
+                    for m in msgs]
+    monkeypatch.setattr(L, '_load_vllm', lambda *a: built.append(a) or Engine())
+    monkeypatch.setattr(VLLMBackend, 'params', lambda self, job, sampling: None)
+    b = VLLMBackend('m', cache=tmp_path/'c.sqlite', dtype='float32')
+    assert built == []                                              # nothing built on construction
+    first = b.generate(['abc', 'de'])
+    assert len(built) == 1 and first[0][0].text == 'cba'
+    again = VLLMBackend('m', cache=tmp_path/'c.sqlite', dtype='float32').generate(['abc', 'de'])
+    assert len(built) == 1 and [c.text for c, in again] == ['cba', 'ed'] and all(c.cached for c, in again)   # all cached: no engine
+    VLLMBackend('m', cache=tmp_path/'c.sqlite', dtype='float32').generate(['abc', 'xyz'])
+    assert len(built) == 2                                          # one new sample: one engine
+
+
 # --- the OpenAI path, against a local server -------------------------------------------------------------------
 KEY = 'sk-test-DO-NOT-LEAK-7f3a9c'
 
@@ -410,6 +434,8 @@ def test_one_vllm_engine_at_a_time(monkeypatch):
     first = L.get_backend('vllm', 'model-a', cache=None)
     assert L.get_backend('vllm', 'model-a', cache=None).llm is first.llm               # same settings: the same engine
     second = L.get_backend('vllm', 'model-b', cache=None)
+    assert [e[:2] for e in events if e[0] != 'cleanup'] == [('new', 'model-a')]     # built when first used, not on construction
+    second.llm
     names = [e[:2] for e in events if e[0] != 'cleanup']
     assert names == [('new', 'model-a'), ('del', 'model-a'), ('new', 'model-b')], events
     L.unload_models()
@@ -422,7 +448,7 @@ def test_vllm_engine_gets_the_profile_settings(monkeypatch):
     from dagger.config import load_profile
     events = _fake_vllm(monkeypatch)
     L.unload_models()
-    L.backend_from_profile(load_profile('paper'), cache=None)
+    L.backend_from_profile(load_profile('paper'), cache=None).llm
     [(_, model, kw)] = [e for e in events if e[0] == 'new']
     assert model == 'google/gemma-3-12b-it'
     assert (kw['max_model_len'], kw['dtype'], kw['gpu_memory_utilization']) == (4096, 'bfloat16', 0.9)

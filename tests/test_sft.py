@@ -130,6 +130,18 @@ def test_fit_rows_orders(tokenizer):
         S.fit_rows(rows, tokenizer, max_length=300, order='longest')
 
 
+def test_fit_rows_shuffled_takes_every_fitting_row_in_a_seeded_order(tokenizer):
+    "'shuffled' (the CPU study's choice): a seeded random order of every row that fits, so the first n are a random sample, not the shortest."
+    rows = [_op_row(i, op, 5 + 7 * i) for i in range(6) for op in ('add', 'sub')] + [_op_row(9, 'mul', 900)]
+    a, rep = S.fit_rows(rows, tokenizer, max_length=300, order='shuffled', seed=3)
+    assert sorted(r['id'] for r in a) == sorted(r['id'] for r in rows[:-1]) and rep['used'] == 12 and rep['order'] == 'shuffled'
+    assert [r['id'] for r in a] == [r['id'] for r in S.fit_rows(rows, tokenizer, max_length=300, order='shuffled', seed=3)[0]]
+    b = S.fit_rows(rows, tokenizer, max_length=300, order='shuffled', seed=4)[0]
+    assert [r['id'] for r in a] != [r['id'] for r in b]
+    short = S.fit_rows(rows, tokenizer, max_length=300, n=4, order='shortest')[0]
+    assert [r['id'] for r in S.fit_rows(rows, tokenizer, max_length=300, n=4, order='shuffled', seed=3)[0]] != [r['id'] for r in short]
+
+
 def test_tiny_sft_run(tmp_path):
     "Two real optimiser steps on the embedded model: validation loss falls, best adapter saved, merged model generates."
     rows = _rows()
