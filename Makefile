@@ -32,7 +32,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 reproduce: install
-	$(VENV)/bin/dagger-reproduce --profile $(PROFILE)
+	$(VENV)/bin/dagger-reproduce --profile $(PROFILE)$(if $(RESUME), --resume)
 
 test: install check-sync test-notebooks test-pytest dry-run
 

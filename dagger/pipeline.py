@@ -2,7 +2,7 @@
 
 # %% ../nbs/lib_18_pipeline.ipynb #5493dacc
 from __future__ import annotations
-import argparse, ast, contextlib, fcntl, json, os, re, shutil, signal, sys, tempfile, threading, time
+import argparse, ast, contextlib, fcntl, hashlib, json, os, re, shutil, signal, sys, tempfile, threading, time
 from pathlib import Path
 import nbformat
 from .config import project_root, load_profile, Profile, ConfigError, atomic_write_text, write_json, profile_values, model_slug
@@ -14,12 +14,13 @@ from .plan import plan_main
 from .standins import build_standin
 
 # %% auto #0
-__all__ = ['STAGE_RE', 'SKIPPED_DEMO', 'PAPERMILL_TAGS', 'STAGING_DIR', 'DRY_RUN_MODELS', 'DRY_RUN_FALLBACK', 'DRY_RUN_BACKENDS',
-           'README_HEAD', 'NOTEBOOK_RE', 'INCLUDE', 'has_parameters', 'stage_number', 'stage_name', 'stages', 'select',
-           'StageError', 'is_demo', 'without_demos', 'source_cell', 'staging_dir', 'training_passes', 'reproduce',
-           'parse_overrides', 'stage_list', 'main', 'stand_in', 'dry_run_overrides', 'dry_run_roster', 'serve',
-           'roster_rows', 'dry_run', 'notebook_markdown', 'readme_text', 'write_readme', 'readme_main',
-           'notebook_facts', 'notebook_table', 'module_imports', 'module_list', 'expand']
+__all__ = ['STAGE_RE', 'SKIPPED_DEMO', 'PAPERMILL_TAGS', 'STAGING_DIR', 'LEDGER', 'DRY_RUN_MODELS', 'DRY_RUN_FALLBACK',
+           'DRY_RUN_BACKENDS', 'README_HEAD', 'NOTEBOOK_RE', 'INCLUDE', 'has_parameters', 'stage_number', 'stage_name',
+           'stages', 'select', 'StageError', 'is_demo', 'without_demos', 'source_cell', 'staging_dir',
+           'training_passes', 'settings_key', 'read_ledger', 'reproduce', 'parse_overrides', 'stage_list', 'main',
+           'stand_in', 'dry_run_overrides', 'dry_run_roster', 'serve', 'roster_rows', 'dry_run', 'notebook_markdown',
+           'readme_text', 'write_readme', 'readme_main', 'notebook_facts', 'notebook_table', 'module_imports',
+           'module_list', 'expand']
 
 # %% ../nbs/lib_18_pipeline.ipynb #74dfe161
 STAGE_RE = re.compile(r'stage_(\d+)_(\w+)')
@@ -250,27 +251,58 @@ def _jobs(profile: str, todo: list[Path], overrides: dict, out_dir: Path, extra:
     cut = next((i + 1 for i, (nb, _, _) in enumerate(main) if stage_name(nb) == 'grpo'), len(main))
     return main[:cut] + passes + main[cut:]
 
+LEDGER = '.finished.json'
+
+def settings_key(cfg: Profile) -> str:
+    "A fingerprint of every setting of `cfg`: a finished stage is trusted on `--resume` only under the same settings."
+    return hashlib.sha256(json.dumps(cfg.flat(), sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+def read_ledger(out_dir: Path) -> dict:
+    "{job: settings_key} of the stages that finished in `out_dir` (a damaged ledger trusts nothing, and says so)."
+    p = Path(out_dir)/LEDGER
+    if not p.is_file(): return {}
+    try: d = json.loads(p.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError): d = None
+    if isinstance(d, dict): return d
+    print(f'warning: {p} is damaged, so no stage counts as finished', file=sys.stderr); return {}
+
+def _name(nb: Path, folder: Path, out_dir: Path) -> str:
+    return nb.name if folder == out_dir else f'{folder.name}/{nb.name}'
+
 def reproduce(profile: str = 'cpu', only: list[str] | None = None, overrides: dict | None = None,
-              out: str | Path | None = None, kernel: str = 'python3', demos: bool = False):
+              out: str | Path | None = None, kernel: str = 'python3', demos: bool = False, resume: bool = False):
     """Run the pipeline stages for `profile` (demo cells too if `demos`); with a roster and no `only`, also its training
-    passes; return a DataFrame of notebook, status, seconds, demo cells skipped, cache reuse and files written."""
+    passes; with `resume`, skip the leading stages that finished earlier under the same settings (a stage that runs
+    makes every later stage run, and forgets their earlier finish); return a DataFrame of notebook, status, seconds,
+    demo cells skipped, cache reuse and files written."""
     import pandas as pd
     from tqdm.auto import tqdm
     overrides = dict(overrides or {})
     cfg = load_profile(profile, **overrides)
     out_dir = Path(out or project_root()/'runs'/profile); out_dir.mkdir(parents=True, exist_ok=True)
     jobs = _jobs(profile, select(stages(), only), overrides, out_dir, extra=not only)
-    rows, error = [], None
+    order = [_name(nb, f, out_dir) for nb, _, f in _jobs(profile, stages(), overrides, out_dir, extra=True)]
+    rows, error, ran = [], None, False
     with run_lock(out_dir), interruptible():
         if gone := remove_leftovers(cfg, out_dir):
             print(f'removed what an interrupted run left: {", ".join(map(str, gone))}', file=sys.stderr)
+        ledger = read_ledger(out_dir)
         bar = tqdm(jobs, desc=f'reproduce [{profile}]', unit='nb')
         for nb, ov, folder in bar:
-            name = nb.name if folder == out_dir else f'{folder.name}/{nb.name}'
+            name = _name(nb, folder, out_dir)
             bar.set_postfix_str(name)
             if error: rows.append(dict(notebook=name, status='not run', seconds=0.0, files=[])); continue
+            c = load_profile(profile, **ov)
+            if resume and not ran and ledger.get(name) == settings_key(c) and (folder/nb.name).is_file():
+                rows.append(dict(notebook=name, status='finished earlier', seconds=0.0, files=[])); continue
+            ran = True
+            later = order[order.index(name):] if name in order else [name]
+            ledger = {k: v for k, v in ledger.items() if k not in later}
+            write_json(out_dir/LEDGER, ledger)
             folder.mkdir(parents=True, exist_ok=True)
-            try: rows.append(run_stage(nb, load_profile(profile, **ov), ov, folder, kernel, demos) | dict(notebook=name))
+            try:
+                rows.append(run_stage(nb, c, ov, folder, kernel, demos) | dict(notebook=name))
+                ledger[name] = settings_key(c); write_json(out_dir/LEDGER, ledger)
             except StageError as e:
                 error = e; rows.append(dict(notebook=name, status=f'FAILED (cell {e.cell})', seconds=None, files=[]))
             except Interrupted as e:
@@ -307,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--out', help='folder for executed notebooks (default: runs/<profile>)')
     ap.add_argument('--set', nargs='*', dest='overrides', metavar='KEY=VALUE', help='override profile settings')
     ap.add_argument('--demos', action='store_true', help="also run the notebooks' `#| demo` cells (skipped by default)")
+    ap.add_argument('--resume', action='store_true', help='skip the leading stages that finished earlier with the same settings (a killed run continues where it stopped)')
     ap.add_argument('--list', action='store_true', help='list the stages and exit')
     ap.add_argument('--dry-run', action='store_true', help='run the paper path as profile paper-dry: stand-in models, local hub copies, a local API server')
     ap.add_argument('--plan', action='store_true', help="print and write (results/<profile>/plan.csv) the roster's costed plan, offline; run nothing")
@@ -318,12 +351,12 @@ def main(argv: list[str] | None = None) -> int:
         except ConfigError as e: print(f'error: {e}', file=sys.stderr); return 2
     try:
         if a.dry_run: table = dry_run(a.only, parse_overrides(a.overrides), a.out, 'paper-dry' if a.profile in ('cpu', 'paper') else a.profile)
-        else: table = reproduce(a.profile, a.only, parse_overrides(a.overrides), a.out, demos=a.demos)
+        else: table = reproduce(a.profile, a.only, parse_overrides(a.overrides), a.out, demos=a.demos, resume=a.resume)
     except (ConfigError, BusyError) as e:
         print(f'error: {e}', file=sys.stderr); return 2
     except Interrupted as e:
         print(f'interrupted by {e}: {getattr(e, "notebook", "before the first stage")} stopped, its staged outputs and '
-              'temporary notebook removed, earlier outputs untouched; rerun to resume (LLM calls come from the cache)',
+              'temporary notebook removed, earlier outputs untouched; rerun with --resume to continue (finished stages are skipped, LLM calls come from the cache)',
               file=sys.stderr)
         return 128 + e.signum
     print(_fmt_table(table))

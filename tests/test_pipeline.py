@@ -215,3 +215,29 @@ def test_training_passes_cover_every_trained_roster_system(tmp_path):
     order = [(P.stage_name(nb), f.name) for nb, _, f in jobs]
     assert order.index(('grpo', tmp_path.name)) < order.index(('sft', 'gemma-3-4b-it')) < order.index(('evaluation', tmp_path.name))
     assert len(P._jobs('paper', P.stages(), {}, tmp_path, False)) == len(P.stages())   # --only: no passes
+
+
+def test_resume_skips_the_stages_that_finished_with_the_same_settings(project, monkeypatch, capsys):
+    "--resume: a killed or failed run continues at the first stage that did not finish; a rerun stage makes every later one rerun."
+    ran, fail = [], []
+    def fake(nb, cfg, ov, folder, kernel, demos):
+        ran.append(nb.name.split('_')[1])
+        if nb.name in fail: raise pipeline.StageError(nb.name, 2, 'boom')
+        (folder/nb.name).write_text('{}')
+        return dict(notebook=nb.name, status='ok', seconds=0.0, demos_skipped=0, cache='', files=[])
+    monkeypatch.setattr(pipeline, 'run_stage', fake)
+    four = ['0', '1', '2', '10']
+    def go(**kw):
+        ran.clear()
+        return pipeline.reproduce('cpu', only=kw.pop('only', four), **kw)
+    fail[:] = ['stage_2_after.ipynb']
+    assert list(go().status) == ['ok', 'ok', 'FAILED (cell 2)', 'not run'] and ran == ['0', '1', '2']
+    fail.clear()
+    assert list(go(resume=True).status) == ['finished earlier', 'finished earlier', 'ok', 'ok'] and ran == ['2', '10']
+    assert list(go(resume=True).status) == ['finished earlier'] * 4 and ran == []
+    go(resume=True, overrides={'eval.sample_n': 5}); assert ran == ['0', '1', '2', '10']          # other settings: nothing is trusted
+    go(overrides={'eval.sample_n': 5}, only=['1']); assert ran == ['1']                            # 1 reran: 2 and 10 are stale
+    go(resume=True, overrides={'eval.sample_n': 5}); assert ran == ['2', '10']
+    go(); assert ran == ['0', '1', '2', '10']                                                      # without --resume every stage runs
+    (project/'runs'/'cpu'/pipeline.LEDGER).write_text('{not json')
+    go(resume=True); assert ran == ['0', '1', '2', '10'] and 'damaged' in capsys.readouterr().err
