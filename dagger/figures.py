@@ -12,7 +12,7 @@ from . import graph as G
 from .prompts import LANG_NAMES, pen_graph
 from .data import load_split, distract_path, PAPER_SPLIT_SIZES
 from .eval import weighted, distractor_prf, summarize, known_distractors, intervals, paired_comparisons
-from .stats import wilson, bootstrap_mean_ci, is_smoke, SMOKE_N
+from .stats import wilson, bootstrap_mean_ci, mcnemar, paired_bootstrap_diff, is_smoke, SMOKE_N
 from . import ablations
 from .paper import PaperDataError, load_table
 from . import layout
@@ -28,8 +28,8 @@ __all__ = ['PALETTE', 'FAMILY_LABELS', 'TYPES', 'STYLE', 'DATASETS', 'DATASET_LA
            'linear_fit', 'gold_ops', 'fig4_data', 'fig4_fits', 'fig4', 'distractor_count', 'dose_table', 'fig_dose',
            'table4_ours', 'table8_from_records', 'paper_beside_ours', 'smoke_column', 'mark_smoke', 'ours_label',
            'Stage', 'paper_outputs', 'fig2_paper', 'fig2_ours', 'comparisons_ours', 'comparisons_out', 'fig3_ours',
-           'fig4_ours', 'dose_ours', 'flags_ours', 'flags_fig_ours', 'answers_table', 'answers_out', 'compare_out',
-           'draw_all']
+           'fig4_ours', 'dose_ours', 'flags_ours', 'flags_fig_ours', 'exec_changes', 'answers_table', 'answers_out',
+           'compare_out', 'draw_all']
 
 # %% ../nbs/stage_8_figures.ipynb #bf47f5b4
 PALETTE = {'cot': '#D55E00', 'reasoning': '#E69F00', 'pot': '#CC79A7', 'got': '#7F7F7F',
@@ -724,7 +724,8 @@ def ours_label(d: pd.DataFrame, cfg, lang: str | None = None) -> str:
     ns = f'n={n.min()}' if n.min() == n.max() else f'n={n.min()}–{n.max()}'
     smoke = f', smoke (n<{SMOKE_N})' if is_smoke(n.min()) else ''
     kind = 'DRY RUN of the paper path with stand-in models (measures nothing)' if cfg.dry_run else 'our run'
-    return f'{kind}: {", ".join(sorted(set(d["system"])))}, profile {cfg.name}, {ns} per split{smoke}' + (f', {lang_name(lang)}' if lang else '')
+    no_bangla = ' (SmolLM2-135M has no Bangla)' if lang and lang != 'bn' and 'smollm2' in cfg.model.lower() else ''
+    return f'{kind}: {", ".join(sorted(set(d["system"])))}, profile {cfg.name}, {ns} per split{smoke}' + (f', {lang_name(lang)}{no_bangla}' if lang else '')
 
 def _run_files(d: pd.DataFrame, files: list[Path]) -> list[Path]:
     runs = set(d['run'])
@@ -981,13 +982,30 @@ def _kind(split: str) -> str:
     parts = split_parts(str(split).split(' → ')[0])
     return parts[2] if parts else ''
 
-def answers_table(comp: pd.DataFrame, table8: pd.DataFrame | None = None, table3: pd.DataFrame | None = None) -> pd.DataFrame:
-    "One row per question the study answers: the value, its 95% interval, the paired p-value and n, read from the comparisons, Table 8 and Table 3."
+def exec_changes(recs: pd.DataFrame, a: str = 'grpo', b: str = 'sft') -> list[dict]:
+    "Per split, the paired change in DAGGER execution rate from phase `b` to phase `a` (SFT→GRPO runs only): points, bootstrap interval, McNemar p."
+    d = recs[recs['method'] == 'dagger']
+    if 'init' in d: d = d[d['init'].fillna('sft') != 'base']
+    rows = []
+    for split in sorted(set(d['split'])):
+        s = d[d['split'] == split]
+        m = s[s['phase'] == a][['id', 'executed']].merge(s[s['phase'] == b][['id', 'executed']], on='id', suffixes=('_a', '_b'))
+        if not len(m): continue
+        x, y = (m[c].fillna(False).astype(bool) for c in ('executed_a', 'executed_b'))
+        r = paired_bootstrap_diff(100 * x.astype(float), 100 * y.astype(float))
+        rows.append(dict(question='SFT→GRPO − SFT execution rate (points)', value=r['diff'], ci_lo=r['lo'], ci_hi=r['hi'],
+                         p=mcnemar(x, y).p, n=r['n'], split=split, test='McNemar exact (p); paired bootstrap (CI)'))
+    return rows
+
+def answers_table(comp: pd.DataFrame, table8: pd.DataFrame | None = None, table3: pd.DataFrame | None = None,
+                  recs: pd.DataFrame | None = None) -> pd.DataFrame:
+    "One row per question the study answers: the value, its 95% interval, the paired p-value and n, read from the comparisons, Table 8, Table 3 and the records."
     rows = []
     for q, name, metric, kind in ANSWERS:
         c = comp[(comp['comparison'] == name) & (comp['metric'] == metric)]
         for _, r in c[[kind is None or _kind(s) == kind for s in c['split']]].iterrows():
             rows.append(dict(question=q, value=r['diff'], ci_lo=r['ci_lo'], ci_hi=r['ci_hi'], p=r['p'], n=r['n'], split=r['split'], test=r['test']))
+    rows += exec_changes(recs) if recs is not None and 'executed' in recs else []
     for _, r in (table3 if table3 is not None else pd.DataFrame()).iterrows():
         if r.get('distractor_annotations') is True or str(r.get('distractor_annotations')) == 'True':
             rows.append(dict(question='Training with the distractor field: with − without accuracy (points)', value=r['diff'], ci_lo=r['diff_lo'],
@@ -1004,11 +1022,11 @@ def answers_out(st: Stage) -> list[Path]:
     "The study's answers (answers_table) from this stage's comparisons, Table 8 and Table 3 of our runs."
     comp = st.tables.get(f'comparisons_ours-{st.P}')
     if comp is None: raise FigureError('no paired comparisons from our runs')
-    t = answers_table(comp, st.tables.get(f'table8_ours-{st.P}'), st.tables.get(f'table3_ours-{st.P}'))
+    t = answers_table(comp, st.tables.get(f'table8_ours-{st.P}'), st.tables.get(f'table3_ours-{st.P}'), st.need_runs())
     side = layout.figures_output(st.cfg)/'tables'
     ins = [Path(project_root()/i['path']) for n in ('comparisons', 'table8', 'table3') if (side/f'{n}_ours-{st.P}.json').is_file()
            for i in read_json(side/f'{n}_ours-{st.P}.json')['inputs']]
-    return st.table(t, f'answers_ours-{st.P}', sorted(set(ins)), f'our run, profile {st.P}',
+    return st.table(t, f'answers_ours-{st.P}', sorted(set(ins)), ours_label(st.need_runs(), st.cfg, st.lang),
                     "The paper's questions at our scale: value, 95% interval, paired p-value, n")
 
 # %% ../nbs/stage_8_figures.ipynb #11266ea3
