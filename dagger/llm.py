@@ -14,12 +14,12 @@ if 'torch' not in sys.modules: os.environ.setdefault('OMP_WAIT_POLICY', 'PASSIVE
 from .config import write_json
 
 # %% auto #0
-__all__ = ['SQLITE_HEADER', 'EMBEDDED', 'PRICES', 'BACKENDS', 'Sampling', 'Completion', 'BackendError', 'PromptError',
-           'cache_dir', 'completion_key', 'CacheError', 'cache_damage', 'set_aside', 'cache_usage', 'CompletionCache',
-           'open_cache', 'Job', 'weights_fingerprint', 'Backend', 'gguf_path', 'embedded_model_path', 'resolve_device',
-           'resolve_model', 'load_model', 'unload_models', 'shared_prefix', 'TransformersBackend', 'release_vllm',
-           'vllm_settings', 'VLLMBackend', 'gguf_name', 'to_gguf', 'LlamaCppBackend', 'BudgetExceeded', 'api_usage',
-           'cost', 'OpenAIBackend', 'get_backend', 'backend_from_profile']
+__all__ = ['SQLITE_HEADER', 'MODEL_TEXT_FILES', 'EMBEDDED', 'PRICES', 'BACKENDS', 'Sampling', 'Completion', 'BackendError',
+           'PromptError', 'cache_dir', 'completion_key', 'CacheError', 'cache_damage', 'set_aside', 'cache_usage',
+           'CompletionCache', 'open_cache', 'Job', 'weights_fingerprint', 'Backend', 'gguf_path', 'embedded_model_path',
+           'resolve_device', 'resolve_model', 'load_model', 'unload_models', 'shared_prefix', 'TransformersBackend',
+           'release_vllm', 'vllm_settings', 'VLLMBackend', 'gguf_name', 'to_gguf', 'LlamaCppBackend', 'BudgetExceeded',
+           'api_usage', 'cost', 'OpenAIBackend', 'get_backend', 'backend_from_profile']
 
 # %% ../nbs/lib_11_llm.ipynb #77b664cf
 @dataclass(frozen=True)
@@ -217,10 +217,15 @@ class Job:
     seed: int
     key: str
 
+MODEL_TEXT_FILES = ('config.json', 'generation_config.json', 'tokenizer_config.json', 'chat_template.jinja', 'tokenizer.json')
+
 def weights_fingerprint(folder: str | Path) -> str:
-    "Name, size and mtime of a local model folder's weight files: re-trained weights at the same path get new cache keys."
-    files = sorted(p for p in Path(folder).rglob('*') if p.suffix in ('.safetensors', '.bin', '.pt', '.gguf'))
+    """A local model folder's identity: name, size and mtime of its weight files (re-trained weights get new cache
+    keys) and the content of its configuration, tokenizer and chat template; not where the folder lies."""
+    folder = Path(folder)
+    files = sorted(p for p in folder.rglob('*') if p.suffix in ('.safetensors', '.bin', '.pt', '.gguf'))
     facts = [(str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns) for p in files]
+    facts += [(n, hashlib.sha256((folder/n).read_bytes()).hexdigest()) for n in MODEL_TEXT_FILES if (folder/n).is_file()]
     return hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:16]
 
 class Backend:
@@ -231,8 +236,9 @@ class Backend:
 
     def signature(self) -> dict:
         "What, besides prompt and sampling, decides a completion (part of every cache key)."
-        sig = dict(kind=self.kind, model=self.model)
-        return sig | ({'weights': weights_fingerprint(self.model)} if Path(self.model).is_dir() else {})
+        if Path(self.model).is_dir():   # a stage's staging folder and its promoted copy are one model
+            return dict(kind=self.kind, model='local', weights=weights_fingerprint(self.model))
+        return dict(kind=self.kind, model=self.model)
 
     def _run(self, jobs: list[Job], sampling: Sampling) -> Iterator[tuple[Job, Completion]]:
         raise NotImplementedError

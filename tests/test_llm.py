@@ -408,6 +408,10 @@ def test_retrained_local_weights_get_new_cache_keys(tmp_path):
     assert not first.cached and b.generate(['how many pens?'], Sampling(max_new_tokens=4))[0][0].cached
     (folder/'model.safetensors').write_bytes(b'retrained weights, a different size')
     assert not b.generate(['how many pens?'], Sampling(max_new_tokens=4))[0][0].cached
+    moved = tmp_path/'promoted'; os.rename(folder, moved)                 # a stage's staging folder promoted: the same model
+    assert EchoBackend(str(moved), cache=tmp_path/'c.sqlite').generate(['how many pens?'], Sampling(max_new_tokens=4))[0][0].cached
+    (moved/'chat_template.jinja').write_text('{{ messages }}')              # another chat template: another model
+    assert not EchoBackend(str(moved), cache=tmp_path/'c.sqlite').generate(['how many pens?'], Sampling(max_new_tokens=4))[0][0].cached
     assert EchoBackend('embedded:smollm2-135m').signature() == dict(kind=EchoBackend.kind, model='embedded:smollm2-135m')
 
 
