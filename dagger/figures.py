@@ -1010,7 +1010,8 @@ def answers_table(comp: pd.DataFrame, table8: pd.DataFrame | None = None, table3
         if r.get('distractor_annotations') is True or str(r.get('distractor_annotations')) == 'True':
             rows.append(dict(question='Training with the distractor field: with − without accuracy (points)', value=r['diff'], ci_lo=r['diff_lo'],
                              ci_hi=r['diff_hi'], p=r['p'], n=r['n_pairs'], split=r['split'], test='McNemar exact (p); paired bootstrap (CI)'))
-    for _, r in (table8 if table8 is not None else pd.DataFrame()).iterrows():
+    full8 = table8 is not None and {'gold_ops', 'ops_lo', 'exec_rate'} <= set(table8.columns)   # Table 8 from the evaluation runs
+    for _, r in (table8 if full8 else pd.DataFrame()).iterrows():
         rows.append(dict(question=f'|V_op| per graph, {r["phase"]} (gold graphs of the same problems: {r["gold_ops"]:.2f})', value=r['mean_ops'],
                          ci_lo=r['ops_lo'], ci_hi=r['ops_hi'], p=np.nan, n=r['graphs'], split=r['split'], test='bootstrap mean'))
         rows.append(dict(question=f'execution rate, {r["phase"]} (%)', value=r['exec_rate'], ci_lo=r['exec_lo'], ci_hi=r['exec_hi'], p=np.nan,
