@@ -123,7 +123,7 @@ def _problem_fields(p) -> dict:
     gold = getattr(p, 'gold_graph', None)
     return dict(id=p.id, split=p.split, source=p.source, lang=p.lang, aug_type=p.aug_type, answer=float(p.answer),
                 distractor_values=None if known is None else [float(v) for v in known], original_id=meta.get('original_id'),
-                gold_ops=sum(n['op'] not in ('const', 'identity') for n in gold['nodes']) if gold else None)
+                gold_ops=G.op_count(G.from_obj(gold)) if gold else None)
 
 # fine-tuned DAGGER models (SFT, GRPO): 2048 new tokens. Not in A.5 (which gives none for them): Table 10's max completion length
 STUDENT_BUDGET = default_budget('dagger', student=True).new_tokens

@@ -893,7 +893,7 @@ def table6_out(st: Stage) -> list[Path]:
 def table8_out(st: Stage) -> list[Path]:
     "Our Table 8: per phase over the evaluation runs' DAGGER graphs, else (no evaluation graphs) the GRPO stage's nodes.csv."
     p = layout.path(st.cfg, 'grpo')/'nodes.csv'
-    try: ran = len(st.need_runs()) > 0 and st.need_runs()['n_nodes'].notna().any()
+    try: ran = st.need_runs()['n_nodes'].notna().any()
     except (FileNotFoundError, FigureError, KeyError): ran = False
     if p.is_file() and not ran:
         t = pd.read_csv(p)
@@ -982,14 +982,14 @@ def _kind(split: str) -> str:
     parts = split_parts(str(split).split(' → ')[0])
     return parts[2] if parts else ''
 
-def exec_changes(recs: pd.DataFrame, a: str = 'grpo', b: str = 'sft') -> list[dict]:
-    "Per split, the paired change in DAGGER execution rate from phase `b` to phase `a` (SFT→GRPO runs only): points, bootstrap interval, McNemar p."
+def exec_changes(recs: pd.DataFrame) -> list[dict]:
+    "Per split, the paired change in DAGGER execution rate from SFT to SFT→GRPO: points, bootstrap interval, McNemar p."
     d = recs[recs['method'] == 'dagger']
     if 'init' in d: d = d[d['init'].fillna('sft') != 'base']
     rows = []
     for split in sorted(set(d['split'])):
         s = d[d['split'] == split]
-        m = s[s['phase'] == a][['id', 'executed']].merge(s[s['phase'] == b][['id', 'executed']], on='id', suffixes=('_a', '_b'))
+        m = s[s['phase'] == 'grpo'][['id', 'executed']].merge(s[s['phase'] == 'sft'][['id', 'executed']], on='id', suffixes=('_a', '_b'))
         if not len(m): continue
         x, y = (m[c].fillna(False).astype(bool) for c in ('executed_a', 'executed_b'))
         r = paired_bootstrap_diff(100 * x.astype(float), 100 * y.astype(float))
@@ -1007,7 +1007,7 @@ def answers_table(comp: pd.DataFrame, table8: pd.DataFrame | None = None, table3
             rows.append(dict(question=q, value=r['diff'], ci_lo=r['ci_lo'], ci_hi=r['ci_hi'], p=r['p'], n=r['n'], split=r['split'], test=r['test']))
     rows += exec_changes(recs) if recs is not None and 'executed' in recs else []
     for _, r in (table3 if table3 is not None else pd.DataFrame()).iterrows():
-        if r.get('distractor_annotations') is True or str(r.get('distractor_annotations')) == 'True':
+        if str(r.get('distractor_annotations')) == 'True':
             rows.append(dict(question='Training with the distractor field: with − without accuracy (points)', value=r['diff'], ci_lo=r['diff_lo'],
                              ci_hi=r['diff_hi'], p=r['p'], n=r['n_pairs'], split=r['split'], test='McNemar exact (p); paired bootstrap (CI)'))
     full8 = table8 is not None and {'gold_ops', 'ops_lo', 'exec_rate'} <= set(table8.columns)   # Table 8 from the evaluation runs

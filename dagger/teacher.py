@@ -159,6 +159,7 @@ def msvamp_training_half(cfg: Profile) -> list:
 
 def msvamp_train_questions(cfg: Profile) -> list:
     "Every question of the training half of the profile's `teacher.msvamp_split`."
+    if not cfg.teacher.msvamp_split: raise ValueError('teacher.grpo_msvamp needs teacher.msvamp_split (an MSVAMP split such as msvamp_en)')
     return [p for p in load_split(cfg.teacher.msvamp_split, cfg=cfg) if msvamp_half(p) == 'train']
 
 def training_problems(cfg: Profile) -> dict:
