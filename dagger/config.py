@@ -76,6 +76,8 @@ class EvalSettings:
     n: int = 0                     # problems evaluated: the first n of that sample; 0 = all of it
     max_new_tokens: int = 0        # cap on every method's new-token budget; 0 = the paper's budgets
     phases: tuple = ('untrained', 'sft', 'grpo')   # the profile's model, then its SFT and GRPO students when trained
+    smoke_splits: tuple = ()       # splits run only as a smoke check (every phase, into eval_smoke/), e.g. a language the model lacks
+    smoke_n: int = 16              # seeded sample drawn from each smoke split
 
 @dataclass(frozen=True)
 class AblationSettings:
@@ -192,7 +194,7 @@ ALLOWED = {'backend': ('transformers', 'vllm', 'openai', 'llamacpp'), 'data_sour
            'sft.select': ('first', 'shuffled', 'shortest', 'balanced'), 'sft.student_shots': (0, 1), 'sft.student_prompt': ('full', 'brief'), 'grpo.recipe': tuple(GRPO_RECIPES),
            'grpo.init': ('sft', 'base'), 'eval.methods': METHODS, 'eval.phases': PHASES,
            'ablation.tables': ('table3', 'table5', 'table7'), 'ablation.languages': ('bn', 'de', 'en', 'es', 'fr', 'ja', 'ru', 'sw', 'te', 'th', 'zh')}
-AT_LEAST = {'batch_size': 1, 'max_new_tokens': 1, 'api_concurrency': 1, 'tensor_parallel_size': 1}
+AT_LEAST = {'batch_size': 1, 'max_new_tokens': 1, 'api_concurrency': 1, 'tensor_parallel_size': 1, 'eval.smoke_n': 1}
 SPLIT = re.compile(r'(mgsm|msvamp)_[a-z]{2}(_distract|_dose)?|gsm8k_(train|test)')
 DEVICE = re.compile(r'auto|cpu|mps|cuda(:\d+)?')
 
@@ -210,6 +212,8 @@ def problems(cfg: 'Profile') -> list[str]:
             out.append(f'{key} = {v!r}: split names are mgsm_<lang>, msvamp_<lang> (optionally _distract or _dose), gsm8k_train, gsm8k_test')
     if not 0 < cfg.vllm_gpu_memory_utilization <= 1: out.append(f'vllm_gpu_memory_utilization = {cfg.vllm_gpu_memory_utilization!r}: a share of the GPU, in (0, 1]')
     if not DEVICE.fullmatch(cfg.device): out.append(f'device = {cfg.device!r}: allowed auto, cpu, mps, cuda or cuda:N')
+    if both := sorted(set(cfg.eval.smoke_splits) & set(cfg.eval.splits)):
+        out.append(f'eval.smoke_splits = {cfg.eval.smoke_splits!r}: {", ".join(both)} also in eval.splits (a split is evaluated in full or as a smoke check)')
     if cfg.teacher.msvamp_split and not cfg.msvamp_holdout:
         out.append(f'teacher.msvamp_split = {cfg.teacher.msvamp_split!r} needs msvamp_holdout = true (else MSVAMP is trained on and evaluated)')
     return out

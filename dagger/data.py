@@ -792,8 +792,8 @@ class SplitNotPrepared(DataError, FileNotFoundError):
     "A split the dataset stage has not written for this profile."
 
 def needed_splits(cfg: Profile) -> list[str]:
-    "Every split a stage of profile `cfg` evaluates on: evaluation, SFT before/after and the ablations."
-    names = [*cfg.eval.splits, cfg.sft.eval_split, *cfg.ablation.table3_splits, *(f'mgsm_{l}' for l in cfg.ablation.languages), 'mgsm_en']
+    "Every split a stage of profile `cfg` evaluates on: evaluation (and its smoke check), SFT before/after and the ablations."
+    names = [*cfg.eval.splits, *cfg.eval.smoke_splits, cfg.sft.eval_split, *cfg.ablation.table3_splits, *(f'mgsm_{l}' for l in cfg.ablation.languages), 'mgsm_en']
     return list(dict.fromkeys(n for n in names if n))
 
 def prepare_splits(cfg: Profile, names: list[str]) -> dict:

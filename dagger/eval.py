@@ -25,8 +25,9 @@ import dataclasses
 __all__ = ['BUDGETS', 'PROMPTS', 'STUDENT_BUDGET', 'KEYS', 'EVAL_TABLES', 'TRAINED_FOLDERS', 'signed_numbers', 'extract_answer',
            'extract_boxed', 'score_text', 'known_distractors', 'budget', 'run_method', 'parse_score', 'run_got',
            'distractor_prf', 'intervals', 'summarize', 'original_split', 'deltas', 'weighted', 'type_errors',
-           'run_name', 'write_results', 'load_splits', 'evaluate', 'phase_model', 'run_eval', 'system_cells',
-           'system_model', 'system_backend', 'run_system', 'evaluate_profile', 'paired_accuracy', 'paired_comparisons']
+           'run_name', 'write_results', 'load_splits', 'evaluate', 'phase_model', 'phase_backend', 'run_eval',
+           'system_cells', 'system_model', 'system_backend', 'run_system', 'evaluate_profile', 'paired_accuracy',
+           'paired_comparisons']
 
 # %% ../nbs/lib_14_eval.ipynb #f0514462
 def signed_numbers(text: str, words: bool = False) -> list[tuple[float, int, int]]:
@@ -319,19 +320,24 @@ def phase_model(cfg, phase: str) -> Path | None:
     if phase not in PHASES: raise ValueError(f'unknown phase {phase!r}; have {PHASES}')
     return None if phase == 'untrained' else layout.path(cfg, phase)/'merged'
 
+def phase_backend(cfg, phase: str):
+    "The backend of the model of `phase` (the profile's model, or the trained student's folder, which must exist)."
+    model_dir = phase_model(cfg, phase)
+    if model_dir is not None and not (model_dir/'config.json').exists(): raise FileNotFoundError(f'no {phase} model in {model_dir}: run its stage first')
+    return backend_from_profile(cfg, model=None if model_dir is None else str(model_dir))
+
 def run_eval(cfg, backend=None, methods=None, splits=None, n: int | None = None, write: bool = True, progress: bool = True,
-             phase: str = 'untrained') -> dict:
+             phase: str = 'untrained', smoke: bool = False) -> dict:
     """Evaluate profile `cfg` (methods, splits, sample size from the profile unless given) with the model of `phase`
-    (a trained student answers with the prompt it was trained on); write the run; return the tables."""
-    methods, splits = tuple(methods or cfg.eval.methods), tuple(splits or cfg.eval.splits)
-    n = cfg.eval.sample_n if n is None else n
+    (a trained student answers with the prompt it was trained on); write the run; return the tables. `smoke`: the
+    profile's smoke check instead (`eval.smoke_splits`, `eval.smoke_n` problems each, into eval_smoke/)."""
+    methods, splits = tuple(methods or cfg.eval.methods), tuple(splits or (cfg.eval.smoke_splits if smoke else cfg.eval.splits))
+    n = (cfg.eval.smoke_n if smoke else cfg.eval.sample_n) if n is None else n
     t0 = time.time()
     model_dir, prompt, label = phase_model(cfg, phase), None, cfg.model
-    if model_dir is not None:
-        if not (model_dir/'config.json').exists(): raise FileNotFoundError(f'no {phase} model in {model_dir}: run its stage first')
-        prompt, label = student_prompt(cfg), f'{cfg.model} ({phase.upper()})'
-    backend = backend or backend_from_profile(cfg, model=None if model_dir is None else str(model_dir))
-    loaded = load_splits(splits, n, cfg.seed, cfg, limit=cfg.eval.n, prepared=True)
+    backend = backend or phase_backend(cfg, phase)
+    if model_dir is not None: prompt, label = student_prompt(cfg), f'{cfg.model} ({phase.upper()})'
+    loaded = load_splits(splits, n, cfg.seed, cfg, limit=0 if smoke else cfg.eval.n, prepared=True)
     recs = evaluate(backend, methods, loaded, cap=cfg.eval.max_new_tokens, model=label, progress=progress, seed=cfg.seed, prompt=prompt,
                     phase=phase, base_model=cfg.model, init=cfg.grpo.init if phase == 'grpo' else None,
                     student=model_dir is not None)
@@ -340,8 +346,8 @@ def run_eval(cfg, backend=None, methods=None, splits=None, n: int | None = None,
                     splits=list(loaded), n={s: len(ps) for s, (ps, _) in loaded.items()},
                     prompt=getattr(prompt, '__name__', 'default'), skipped=[s for s in splits if s not in loaded],
                     budgets={m: budget(m, cfg.eval.max_new_tokens, model_dir is not None) for m in methods}, seconds=round(time.time() - t0, 1),
-                    sandbox=isolation_info() if 'pot' in methods else None)
-    out = layout.output(cfg, 'eval')/(run_name(cfg.model) + ('' if phase == 'untrained' else f'-{phase}'))
+                    sandbox=isolation_info() if 'pot' in methods else None, smoke_check=smoke)
+    out = layout.output(cfg, 'eval_smoke' if smoke else 'eval')/(run_name(cfg.model) + ('' if phase == 'untrained' else f'-{phase}'))
     tables = write_results(recs, out, info) if write else (lambda df: dict(records=df, summary=summarize(df)))(pd.DataFrame(recs))
     return tables | dict(info=info, out=out)
 
@@ -402,19 +408,21 @@ def run_system(cfg, system, n: int | None = None, write: bool = True, progress: 
 
 # %% ../nbs/lib_14_eval.ipynb #d0aea440
 def evaluate_profile(cfg, progress: bool = True) -> dict:
-    "Every evaluation run of profile `cfg` (its roster systems, else its model and trained students): {name: tables}."
+    "Every evaluation run of profile `cfg` (its roster systems, else its model and trained students, each with its smoke check): {name: tables}."
     runs = {}
     if systems := [s for s in selected(cfg) if system_cells(s)]:
+        if cfg.eval.smoke_splits: print('eval.smoke_splits is not run for a roster (each system evaluates its own cells)')
         for s in systems:
             try: runs[s.id] = run_system(cfg, s, progress=progress)
             except FileNotFoundError as e: print(f'skipping {s.id}: {e}')
         if not runs: raise FileNotFoundError('no roster system could be evaluated (see the messages above)')
         return runs
-    runs['untrained'] = run_eval(cfg, progress=progress)
-    for phase in cfg.eval.phases:
-        if phase == 'untrained': continue
-        if not (phase_model(cfg, phase)/'config.json').exists(): print(f'skipping phase {phase!r}: no model in {phase_model(cfg, phase)}'); continue
-        runs[phase] = run_eval(cfg, methods=['dagger'], phase=phase, progress=progress)
+    for phase in ('untrained', *(p for p in cfg.eval.phases if p != 'untrained')):
+        if phase != 'untrained' and not (phase_model(cfg, phase)/'config.json').exists():
+            print(f'skipping phase {phase!r}: no model in {phase_model(cfg, phase)}'); continue
+        be, methods = phase_backend(cfg, phase), None if phase == 'untrained' else ['dagger']
+        runs[phase] = run_eval(cfg, be, methods, phase=phase, progress=progress)
+        if cfg.eval.smoke_splits: runs[phase]['smoke_check'] = run_eval(cfg, be, methods, phase=phase, progress=progress, smoke=True)
     return runs
 
 # %% ../nbs/lib_14_eval.ipynb #340a4706

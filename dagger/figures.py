@@ -21,15 +21,16 @@ from .config import PHASES
 
 # %% auto #0
 __all__ = ['PALETTE', 'FAMILY_LABELS', 'TYPES', 'STYLE', 'DATASETS', 'DATASET_LABELS', 'PHASE_SUFFIX', 'RECORD_FIELDS',
-           'SMOKE_NOTE', 'PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'ANSWERS', 'ANSWER_COLUMNS', 'COMPARE_KEYS',
-           'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar', 'save_figure', 'to_markdown',
-           'save_table', 'split_parts', 'split_name', 'pick_lang', 'lang_name', 'params_b', 'short_model', 'load_runs',
-           'our_tidy', 'paper_tidy', 'table2_layout', 'paper_table2', 'fig2_points', 'fig2', 'type_table', 'fig3',
-           'linear_fit', 'gold_ops', 'fig4_data', 'fig4_fits', 'fig4', 'distractor_count', 'dose_table', 'fig_dose',
-           'table4_ours', 'table8_from_records', 'paper_beside_ours', 'smoke_column', 'mark_smoke', 'ours_label',
-           'Stage', 'paper_outputs', 'fig2_paper', 'fig2_ours', 'comparisons_ours', 'comparisons_out', 'fig3_ours',
-           'fig4_ours', 'dose_ours', 'flags_ours', 'flags_fig_ours', 'exec_changes', 'answers_table', 'answers_out',
-           'compare_out', 'draw_all']
+           'SMOKE_NOTE', 'PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'ANSWERS', 'ANSWER_COLUMNS',
+           'SMOKE_COLUMNS', 'COMPARE_KEYS', 'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar',
+           'save_figure', 'to_markdown', 'save_table', 'split_parts', 'split_name', 'pick_lang', 'lang_name',
+           'params_b', 'short_model', 'load_runs', 'our_tidy', 'paper_tidy', 'table2_layout', 'paper_table2',
+           'fig2_points', 'fig2', 'type_table', 'fig3', 'linear_fit', 'gold_ops', 'fig4_data', 'fig4_fits', 'fig4',
+           'distractor_count', 'dose_table', 'fig_dose', 'table4_ours', 'table8_from_records', 'paper_beside_ours',
+           'smoke_column', 'mark_smoke', 'ours_label', 'Stage', 'paper_outputs', 'fig2_paper', 'fig2_ours',
+           'comparisons_ours', 'comparisons_out', 'fig3_ours', 'fig4_ours', 'dose_ours', 'flags_ours', 'flags_fig_ours',
+           'exec_changes', 'answers_table', 'answers_out', 'smoke_check_table', 'smoke_check_out', 'compare_out',
+           'draw_all']
 
 # %% ../nbs/stage_8_figures.ipynb #bf47f5b4
 PALETTE = {'cot': '#D55E00', 'reasoning': '#E69F00', 'pot': '#CC79A7', 'got': '#7F7F7F',
@@ -192,9 +193,10 @@ def short_model(model: str) -> str:
 PHASE_SUFFIX = {'untrained': '', 'sft': ' SFT', 'grpo': ' SFT→GRPO'}
 RECORD_FIELDS = ('method', 'split', 'base_model', 'phase')
 
-def load_runs(cfg, verbose: bool = True) -> tuple[pd.DataFrame, list[Path]]:
-    "All evaluation records of profile `cfg` with run, phase, family, system, params_b, dataset, lang, kind; and the files read."
-    root = layout.path(cfg, 'eval')
+def load_runs(cfg, verbose: bool = True, folder: str = 'eval') -> tuple[pd.DataFrame, list[Path]]:
+    """All evaluation records of profile `cfg` (in results folder `folder`: 'eval', or 'eval_smoke' for the smoke check) with
+    run, phase, family, system, params_b, dataset, lang, kind; and the files read."""
+    root = layout.path(cfg, folder)
     files = sorted(root.glob('*/records.jsonl')) if root.is_dir() else []
     if not files:
         if verbose: print(f'no evaluation runs in {_rel(root)}')
@@ -724,7 +726,7 @@ def ours_label(d: pd.DataFrame, cfg, lang: str | None = None) -> str:
     ns = f'n={n.min()}' if n.min() == n.max() else f'n={n.min()}–{n.max()}'
     smoke = f', smoke (n<{SMOKE_N})' if is_smoke(n.min()) else ''
     kind = 'DRY RUN of the paper path with stand-in models (measures nothing)' if cfg.dry_run else 'our run'
-    no_bangla = ' (SmolLM2-135M has no Bangla)' if lang and lang != 'bn' and 'smollm2' in cfg.model.lower() else ''
+    no_bangla = ' (SmolLM2-135M has no Bangla)' if lang and 'smollm2' in cfg.model.lower() else ''
     return f'{kind}: {", ".join(sorted(set(d["system"])))}, profile {cfg.name}, {ns} per split{smoke}' + (f', {lang_name(lang)}{no_bangla}' if lang else '')
 
 def _run_files(d: pd.DataFrame, files: list[Path]) -> list[Path]:
@@ -1030,6 +1032,28 @@ def answers_out(st: Stage) -> list[Path]:
     return st.table(t, f'answers_ours-{st.P}', sorted(set(ins)), ours_label(st.need_runs(), st.cfg, st.lang),
                     "The paper's questions at our scale: value, 95% interval, paired p-value, n")
 
+# %% ../nbs/stage_8_figures.ipynb #937f8895
+SMOKE_COLUMNS = ['system', 'method', 'split', 'n', 'accuracy', 'acc_lo', 'acc_hi', 'exec_rate', 'tokens', 'tokens_lo', 'tokens_hi', 'at_budget_pct', 'smoke']
+
+def smoke_check_table(recs: pd.DataFrame) -> pd.DataFrame:
+    "Per system, method and split of smoke-check records: n, accuracy (Wilson 95%), execution rate, tokens (bootstrap 95%), % at the budget, smoke."
+    rows = []
+    for (system, method, split), g in recs.groupby(['system', 'method', 'split']):
+        ex = g['executed'].dropna().astype(float) if 'executed' in g else pd.Series(dtype=float)
+        capped = 100 * (g['finish_reason'] == 'length').mean() if 'finish_reason' in g else np.nan
+        rows.append(dict(system=system, method=method, split=split, n=len(g), accuracy=100 * g['correct'].astype(float).mean(),
+                         exec_rate=100 * ex.mean() if len(ex) else np.nan, tokens=g['tokens'].mean(), at_budget_pct=capped) | intervals(g))
+    return pd.DataFrame(rows, columns=SMOKE_COLUMNS)
+
+def smoke_check_out(st: Stage) -> list[Path]:
+    "The smoke-check table of profile `st.cfg` from its eval_smoke/ runs."
+    recs, files = load_runs(st.cfg, verbose=False, folder='eval_smoke')
+    if not len(recs): raise FileNotFoundError(f'no smoke-check runs in {_rel(layout.path(st.cfg, "eval_smoke"))} (eval.smoke_splits is empty or not run)')
+    langs = sorted(set(recs['lang'].dropna()))
+    label = ours_label(recs, st.cfg, langs[0] if len(langs) == 1 else None)
+    title = f'Smoke check on the {", ".join(map(lang_name, langs))} splits: whether the pipeline runs there, not how well'
+    return st.table(smoke_check_table(recs), f'smoke_check_ours-{st.P}', files, label, title)
+
 # %% ../nbs/stage_8_figures.ipynb #11266ea3
 COMPARE_KEYS = {'table5': ['lang', 'method'], 'table7': ['config'], 'table8': ['phase'], 'table11': ['dataset']}
 
@@ -1056,6 +1080,7 @@ def draw_all(cfg, verbose: bool = True) -> dict:
         st.part(name, lambda fn=fn: fn(st))
     for name in ABLATION_TABLES: st.part(f'{name} (ours)', lambda name=name: ablation_out(st, name))
     st.part('answers (ours)', lambda: answers_out(st))
+    st.part('smoke check (ours)', lambda: smoke_check_out(st))
     for name in ('table2', 'table3', 'table4', 'table5', 'table6', 'table7', 'table8', 'table11', 'figure4_r2'):
         if f'{name}_ours-{st.P}' in st.tables and paper_path(name, cfg).is_file():
             st.part(f'{name} (side by side)', lambda name=name: compare_out(st, name))

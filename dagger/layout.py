@@ -20,6 +20,7 @@ RESULT_FOLDERS = {
     'grpo': 'GRPO from the SFT model: rewards per step, checkpoint choice, merged model (GRPO stage)',
     'grpo_base': "Table 6's Base->GRPO arm (GRPO stage with grpo.init = base)",
     'eval': 'one folder per evaluated model and phase: records, summaries, run.json (evaluation stage)',
+    'eval_smoke': 'the same for the smoke-check splits (`eval.smoke_splits`, evaluation stage)',
     'ablations': 'Tables 3, 5 and 7 (ablations stage)',
 }
 GENERATED_FOLDERS = {'distractmath': 'offline DistractMath-style splits with known distractor quantities (distractors stage)'}

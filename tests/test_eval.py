@@ -297,3 +297,36 @@ def test_load_splits_draws_only_evaluable_problems():
     assert (len(ms), ms_size, len(mg), mg_size) == (8, 500, 8, 250)
     assert all(int(p.id.rsplit('-', 1)[1]) % 2 == 0 for p in ms)
     assert E.load_splits(['msvamp_en'], n=12, seed=0, cfg=load_profile('cpu', msvamp_holdout=False, teacher_msvamp_split=''), verbose=False)['msvamp_en'][1] == 1000
+
+
+# --- the smoke check: its own folder, its own sample, the same backend ------------------------------
+class Constant(Backend):
+    "Answers every prompt with the same text (a test double: no model); counts its prompts."
+    kind = 'constant'
+    def __init__(self): super().__init__('constant', cache=None); self.prompts = 0
+    def _run(self, jobs, sampling):
+        for j in jobs:
+            self.prompts += 1
+            yield j, Completion('The answer is 5.', 6, 'stop')
+
+
+def test_smoke_check_runs_apart_from_the_evaluation(tmp_path, monkeypatch):
+    from dagger.config import load_profile
+    from dagger.data import prepare_splits, needed_splits
+    cfg = load_profile('cpu', results_dir=str(tmp_path), eval__splits='msvamp_en', eval__sample_n=4, eval__n=3, eval__phases='untrained',
+                       eval__smoke_splits='msvamp_bn', eval__smoke_n=5)
+    assert needed_splits(cfg)[:2] == ['msvamp_en', 'msvamp_bn']
+    prepare_splits(cfg, ['msvamp_en', 'msvamp_bn'])
+    backends = []
+    monkeypatch.setattr(E, 'phase_backend', lambda cfg, phase: backends.append(Constant()) or backends[-1])
+    runs = E.evaluate_profile(cfg, progress=False)
+    assert list(runs) == ['untrained'] and len(backends) == 1          # one backend for the phase and its smoke check
+    main, smoke = runs['untrained'], runs['untrained']['smoke_check']
+    assert main['out'].parent == tmp_path/'eval' and smoke['out'].parent == tmp_path/'eval_smoke'
+    assert set(main['records']['split']) == {'msvamp_en'} and set(smoke['records']['split']) == {'msvamp_bn'}
+    assert main['records'].groupby('method').size().tolist() == [3, 3] and smoke['records'].groupby('method').size().tolist() == [5, 5]
+    assert smoke['info']['smoke_check'] is True and main['info']['smoke_check'] is False
+    assert backends[0].prompts == 2 * 3 + 2 * 5
+    assert (smoke['out']/'records.jsonl').is_file() and not (tmp_path/'eval'/'msvamp_bn.jsonl').exists()
+    # without smoke splits there is no smoke run
+    assert 'smoke_check' not in E.evaluate_profile(cfg.replace(eval__smoke_splits=()), progress=False)['untrained']
