@@ -9,11 +9,11 @@ from .roster import roster_problems
 from .recipes import SFT_RECIPES, GRPO_RECIPES
 
 # %% auto #0
-__all__ = ['ROSTER_FIELDS', 'SECTIONS', 'METHODS', 'PHASES', 'ALLOWED', 'AT_LEAST', 'SPLIT', 'DEVICE', 'LEGACY', 'ConfigError',
-           'project_root', 'model_slug', 'TeacherSettings', 'SFTSettings', 'GRPOSettings', 'EvalSettings',
-           'AblationSettings', 'DistractorSettings', 'Profile', 'problems', 'build_profile', 'profile_names',
-           'profile_values', 'load_profile', 'DataFileError', 'atomic_write_text', 'write_json', 'read_json',
-           'write_jsonl', 'read_jsonl', 'git_commit', 'run_info']
+__all__ = ['ROSTER_FIELDS', 'SECTIONS', 'METHODS', 'PHASES', 'ALLOWED', 'AT_LEAST', 'SPLIT', 'DEVICE', 'LEGACY', 'RUN_OUTPUTS',
+           'ConfigError', 'project_root', 'model_slug', 'TeacherSettings', 'SFTSettings', 'GRPOSettings',
+           'EvalSettings', 'AblationSettings', 'DistractorSettings', 'Profile', 'problems', 'build_profile',
+           'profile_names', 'profile_values', 'load_profile', 'DataFileError', 'atomic_write_text', 'write_json',
+           'read_json', 'write_jsonl', 'read_jsonl', 'git_commit', 'run_info']
 
 # %% ../nbs/lib_03_config.ipynb #796b0e19
 class ConfigError(ValueError):
@@ -329,12 +329,16 @@ def read_jsonl(path: str | Path) -> list:
     return [_jsonl_row(path, n, l, n == len(lines)) for n, l in enumerate(lines, 1) if l.strip()]
 
 # %% ../nbs/lib_03_config.ipynb #4e67c46b
+RUN_OUTPUTS = ('runs', 'figures')   # tracked folders the pipeline writes
+
 def git_commit(root: str | Path | None = None) -> str:
-    "The current git commit of the repository (suffixed `+dirty` if there are uncommitted changes), or 'unknown'."
+    """The current git commit of the repository, suffixed `+dirty` if tracked files other than the pipeline's own outputs
+    (`runs/`, `figures/`, which a run rewrites as it goes) have uncommitted changes; 'unknown' outside git."""
     try:
         cwd = root or project_root()
         sha = subprocess.run(['git', 'rev-parse', 'HEAD'], cwd=cwd, capture_output=True, text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(['git', 'status', '--porcelain', '--untracked-files=no'], cwd=cwd, capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(['git', 'status', '--porcelain', '--untracked-files=no', '--', '.', *(f':(exclude){d}' for d in RUN_OUTPUTS)],
+                               cwd=cwd, capture_output=True, text=True, timeout=10).stdout.strip()
         return (sha or 'unknown') + ('+dirty' if sha and dirty else '')
     except (OSError, subprocess.SubprocessError): return 'unknown'
 

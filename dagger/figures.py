@@ -88,7 +88,7 @@ def sidecar(path: str | Path, inputs, cfg, source: str, title: str, outputs=(), 
     missing = [str(p) for p in ins if not p.is_file()]
     if missing: raise FileNotFoundError(f'sidecar inputs do not exist: {missing}')
     info = info or run_info(cfg, stage='figures')
-    obj = dict(source=source, title=title, outputs=[_rel(o) for o in outputs],
+    obj = dict(source=source, title=title, outputs=[final_rel(o, cfg) for o in outputs],
                inputs=[dict(path=_rel(p), sha256=sha256_file(p)) for p in ins],
                commit=info.get('commit', git_commit()), profile=cfg.name, run_info=info) | extra
     return write_json(path, _clean_json(obj))

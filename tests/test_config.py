@@ -57,3 +57,18 @@ def test_the_cpu_study_profile_is_powered_and_trains_by_the_method():
     assert c.teacher.grpo_msvamp and c.teacher.msvamp_split == 'msvamp_en' and c.grpo.recipe == 'cpu-study'
     assert c.backend == 'vllm' and c.distractors.backend == 'transformers' and 'table3' in c.ablation.tables
     assert c.eval.max_new_tokens == c.sft.eval_max_new_tokens == c.ablation.max_new_tokens   # the same budget, so outputs are reused
+
+
+def test_git_commit_ignores_the_pipeline_outputs(tmp_path):
+    import subprocess
+    from dagger.config import git_commit
+    git = lambda *a: subprocess.run(['git', '-c', 'user.name=t', '-c', 'user.email=t@t', *a], cwd=tmp_path, check=True, capture_output=True)
+    (tmp_path/'runs').mkdir(); (tmp_path/'figures').mkdir()
+    for f in ('code.py', 'runs/stage.ipynb', 'figures/fig.json'): (tmp_path/f).write_text('0')
+    git('init', '-q'); git('add', '-A'); git('commit', '-qm', 'x')
+    sha = subprocess.run(['git', 'rev-parse', 'HEAD'], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
+    assert git_commit(tmp_path) == sha
+    (tmp_path/'runs/stage.ipynb').write_text('1'); (tmp_path/'figures/fig.json').write_text('1')
+    assert git_commit(tmp_path) == sha                       # a run rewriting its own outputs is not a code change
+    (tmp_path/'code.py').write_text('1')
+    assert git_commit(tmp_path) == sha + '+dirty'

@@ -65,6 +65,16 @@ def test_sidecar_lists_inputs_with_hashes(tmp_path):
     assert side2['inputs'][0]['sha256'] not in {i['sha256'] for i in side['inputs']}
 
 
+def test_sidecar_names_the_final_outputs_under_staging(tmp_path, monkeypatch):
+    cfg = _cfg(tmp_path)
+    monkeypatch.setenv('DAGGER_STAGING', str(tmp_path/'staging'))   # as the pipeline runs the figures stage
+    (tmp_path/'a.csv').write_text('x\n1\n')
+    paths = F.save_table(pd.DataFrame({'x': [1]}), 't_ours-cpu', cfg, [tmp_path/'a.csv'], 'our run: toy', 'Toy')
+    assert paths[0].is_relative_to(tmp_path/'staging')
+    side = json.loads(paths[-1].read_text())
+    assert side['outputs'] == [F._rel(cfg.figures/'tables'/f't_ours-cpu.{x}') for x in ('csv', 'md')]
+
+
 def test_sidecar_refuses_missing_inputs(tmp_path):
     with pytest.raises(FileNotFoundError):
         F.sidecar(tmp_path/'x.json', [tmp_path/'nope.csv'], _cfg(tmp_path), 'paper-reported', 't')
