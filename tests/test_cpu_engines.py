@@ -82,7 +82,9 @@ if __name__ == '__main__':
     [[cut]] = vb.generate(['Count from 1 to 5, one number per line.'], Sampling(max_new_tokens=12, stop='\n'))
     s = Sampling(n=2, max_new_tokens=8, temperature=1.0, seed=3)
     alone, batched = vb.generate(['Name a fruit.'], s), vb.generate(['Write a story.', 'Name a fruit.'], s)
-    print('RESULT', json.dumps(dict(ids=ids, out=[(c.text, c.tokens, c.finish_reason) for [c] in out], cached=[c.cached for [c] in again],
+    limit = vb.llm.llm_engine.model_config.max_model_len
+    [[long], [short]] = vb.generate(['seven ' * limit, 'What is 2 + 2?'], Sampling(max_new_tokens=4))   # past the engine's context
+    print('RESULT', json.dumps(dict(ids=ids, limit=limit, long=(long.finish_reason, long.error, long.text), short=short.finish_reason, out=[(c.text, c.tokens, c.finish_reason) for [c] in out], cached=[c.cached for [c] in again],
                           retok=[len(tb.tokenizer(c.text, add_special_tokens=False).input_ids) for [c] in out],
                           cut=(cut.text, cut.finish_reason), seeds=[c.text for c in alone[0]] == [c.text for c in batched[1]])))
 """
@@ -100,3 +102,5 @@ def test_vllm_backend_on_the_cpu(tmp_path):
         assert text and 1 <= tokens <= 16 and why in ('stop', 'length') and abs(tokens - n) <= 1   # our token count
     assert r['cached'] == [True, True] and r['seeds']
     assert '\n' not in r['cut'][0] and r['cut'][1] == 'stop'
+    assert r['long'][0] == 'error' and f"does not fit the context of {r['limit']} tokens" in r['long'][1] and r['long'][2] == ''
+    assert r['short'] in ('stop', 'length')                          # the prompt that fits still runs
