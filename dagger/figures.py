@@ -1033,16 +1033,17 @@ def answers_out(st: Stage) -> list[Path]:
                     "The paper's questions at our scale: value, 95% interval, paired p-value, n")
 
 # %% ../nbs/stage_8_figures.ipynb #937f8895
-SMOKE_COLUMNS = ['system', 'method', 'split', 'n', 'accuracy', 'acc_lo', 'acc_hi', 'exec_rate', 'tokens', 'tokens_lo', 'tokens_hi', 'at_budget_pct', 'smoke']
+SMOKE_COLUMNS = ['system', 'method', 'split', 'n', 'accuracy', 'acc_lo', 'acc_hi', 'exec_rate', 'tokens', 'tokens_lo', 'tokens_hi', 'at_budget_pct', 'error_pct', 'smoke']
 
 def smoke_check_table(recs: pd.DataFrame) -> pd.DataFrame:
-    "Per system, method and split of smoke-check records: n, accuracy (Wilson 95%), execution rate, tokens (bootstrap 95%), % at the budget, smoke."
+    "Per system, method and split of smoke-check records: n, accuracy (Wilson 95%), execution rate, tokens (bootstrap 95%), % at the budget, % errors, smoke."
     rows = []
     for (system, method, split), g in recs.groupby(['system', 'method', 'split']):
         ex = g['executed'].dropna().astype(float) if 'executed' in g else pd.Series(dtype=float)
-        capped = 100 * (g['finish_reason'] == 'length').mean() if 'finish_reason' in g else np.nan
+        pct = lambda why: 100 * (g['finish_reason'] == why).mean() if 'finish_reason' in g else np.nan
         rows.append(dict(system=system, method=method, split=split, n=len(g), accuracy=100 * g['correct'].astype(float).mean(),
-                         exec_rate=100 * ex.mean() if len(ex) else np.nan, tokens=g['tokens'].mean(), at_budget_pct=capped) | intervals(g))
+                         exec_rate=100 * ex.mean() if len(ex) else np.nan, tokens=g['tokens'].mean(),
+                         at_budget_pct=pct('length'), error_pct=pct('error')) | intervals(g))
     return pd.DataFrame(rows, columns=SMOKE_COLUMNS)
 
 def smoke_check_out(st: Stage) -> list[Path]:
