@@ -10,7 +10,7 @@ from .config import project_root, write_json, write_jsonl, atomic_write_text, ru
 from .numbers import extract_numbers
 from .prompts import (LANG_NAMES, Exemplar, exemplars, labels, answer_phrase, cot_messages, dagger_prompt, strip_distractor, student_prompt,
                             exemplar_question, EXEMPLAR_SETS, COT_CONFIGS, cot_config_prompt, graph_prompt, graph_examples)
-from .llm import get_backend
+from .llm import backend_from_profile
 from .data import load_split
 from .eval import extract_answer, run_method, summarize, budget, load_splits, evaluate, intervals, paired_accuracy
 from .teacher import norm_question
@@ -243,8 +243,7 @@ def run_table3(cfg, n: int | None = None, splits=None, retrain: bool = False, pr
     if missing: raise FileNotFoundError(f'Table 3 splits not built: {missing} (run the dataset and distractor stages)')
     recs = []
     for arm, c in [('with', cfg), ('without', noannot_profile(cfg))]:
-        kw = dict(device=c.device, batch_size=c.batch_size) if c.backend == 'transformers' else {}
-        backend = get_backend(c.backend, str(merged_model(c)), **kw)
+        backend = backend_from_profile(c, model=str(merged_model(c)))   # the evaluation stage's engine settings and cache
         rs = evaluate(backend, ['dagger'], loaded, cap=cap, model=f'{cfg.model} (SFT, {arm} annotations)', student=True, phase='sft', base_model=cfg.model,
                       progress=progress, prompt=student_prompt(c))
         recs += [r | dict(annotations=arm) for r in rs]
