@@ -544,23 +544,25 @@ class VLLMBackend(Backend):
         if out.finish_reason == 'stop' and not isinstance(out.stop_reason, str) and n: n -= 1
         return Completion(out.text, n, 'length' if out.finish_reason == 'length' else 'stop')
 
-    def prompt_tokens(self, messages: list[dict]) -> int:
-        "The prompt's length in tokens as the engine renders it (its tokenizer and chat template)."
-        tok = self.llm.get_tokenizer()
+    def prompt_tokens(self, messages: list[dict], tok=None) -> int:
+        "The prompt's length in tokens as the engine renders it (its tokenizer, `tok`, and chat template)."
+        tok = tok or self.llm.get_tokenizer()
         text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **self.template_kwargs)
         return len(tok(text, add_special_tokens=False).input_ids)
 
     def _run(self, jobs, sampling):
-        limit = self.llm.llm_engine.model_config.max_model_len   # vLLM refuses a whole batch for one prompt that leaves no room
-        sizes = {j.key: self.prompt_tokens(j.messages) for j in jobs}
+        if not jobs: return                                      # all from the cache: no engine is built
+        llm = self.llm
+        limit, tok = llm.llm_engine.model_config.max_model_len, llm.get_tokenizer()   # vLLM refuses a whole batch for one prompt that leaves no room
+        sizes = {j.key: self.prompt_tokens(j.messages, tok) for j in jobs}
         for j in jobs:
             if sizes[j.key] >= limit:
                 yield j, Completion('', 0, 'error', error=f'prompt of {sizes[j.key]} tokens does not fit the context of {limit} tokens')
         jobs = [j for j in jobs if sizes[j.key] < limit]
         for b in range(0, len(jobs), self.chunk_size):
             part = jobs[b:b + self.chunk_size]
-            outs = self.llm.chat([j.messages for j in part], [self.params(j, sampling) for j in part], use_tqdm=False,
-                                 chat_template_kwargs=self.template_kwargs or None)
+            outs = llm.chat([j.messages for j in part], [self.params(j, sampling) for j in part], use_tqdm=False,
+                            chat_template_kwargs=self.template_kwargs or None)
             yield from ((j, self._completion(o.outputs[0])) for j, o in zip(part, outs))
 
 # %% ../nbs/lib_11_llm.ipynb #0cfbc1a7

@@ -187,8 +187,14 @@ def test_vllm_engine_is_built_only_for_samples_not_in_the_cache(tmp_path, monkey
     monkeypatch.setattr(importlib.util, 'find_spec', lambda name, *a: object() if name == 'vllm' else real(name, *a))
     monkeypatch.delitem(sys.modules, 'vllm', raising=False)
     built = []
+    class Tokenizer:                                                # one token per character of the last message
+        def apply_chat_template(self, msgs, tokenize=False, add_generation_prompt=True): return msgs[-1]['content']
+        def __call__(self, text, add_special_tokens=False): return SimpleNamespace(input_ids=list(text))
     class Engine:
+        llm_engine = SimpleNamespace(model_config=SimpleNamespace(max_model_len=64))
+        def get_tokenizer(self): return Tokenizer()
         def chat(self, msgs, params, **kw):
+            assert all(len(m[-1]['content']) < 64 for m in msgs)    # vLLM would refuse the whole batch
             return [SimpleNamespace(outputs=[SimpleNamespace(text=m[-1]['content'][::-1], token_ids=[1, 2], finish_reason='length', stop_reason=None)])
                     for m in msgs]
     monkeypatch.setattr(L, '_load_vllm', lambda *a: built.append(a) or Engine())
@@ -201,6 +207,10 @@ def test_vllm_engine_is_built_only_for_samples_not_in_the_cache(tmp_path, monkey
     assert len(built) == 1 and [c.text for c, in again] == ['cba', 'ed'] and all(c.cached for c, in again)   # all cached: no engine
     VLLMBackend('m', cache=tmp_path/'c.sqlite', dtype='float32').generate(['abc', 'xyz'])
     assert len(built) == 2                                          # one new sample: one engine
+    for _ in range(2):                                              # a prompt that does not fit: an error, never cached
+        [[long], [short]] = VLLMBackend('m', cache=tmp_path/'c.sqlite', dtype='float32').generate(['x' * 64, 'abc'])
+        assert (long.finish_reason, long.text, long.cached) == ('error', '', False) and 'prompt of 64 tokens does not fit the context of 64 tokens' in long.error
+        assert short.text == 'cba' and short.cached
 
 
 # --- the OpenAI path, against a local server -------------------------------------------------------------------
