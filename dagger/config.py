@@ -130,6 +130,7 @@ class Profile:
     vllm_max_model_len: int = 0         # vLLM context (prompt + output tokens); 0 = the model's own (131,072 for Gemma-3)
     vllm_dtype: str = 'auto'            # vLLM weights: auto, bfloat16, float16 or float32
     vllm_gpu_memory_utilization: float = 0.9   # share of the GPU a vLLM engine takes
+    vllm_enforce_eager: bool = False    # vLLM without torch.compile: faster start, on the CPU about as fast to generate
     roster: tuple = ()                  # the systems of the paper's tables (`roster.<id>` lines; dagger.roster)
     roster_only: tuple = ()             # `roster.only`: the ids of the systems to run; () = all
     distractors: DistractorSettings = dataclasses.field(default_factory=DistractorSettings)

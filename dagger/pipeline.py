@@ -6,7 +6,7 @@ import argparse, ast, contextlib, fcntl, hashlib, json, os, re, shutil, signal, 
 from pathlib import Path
 import nbformat
 from .config import project_root, load_profile, Profile, ConfigError, atomic_write_text, write_json, profile_values, model_slug
-from .layout import STAGING_ENV, generated_root, promote
+from .layout import STAGING_ENV, generated_root, promote, stage_for
 from . import layout
 from .llm import embedded_model_path
 from .data import write_hub_fixture
@@ -157,7 +157,7 @@ def run_stage(nb: Path, cfg: Profile, overrides: dict, out_dir: Path, kernel: st
     root, stage = project_root(), staging_dir(cfg, nb)
     src, tmp, failed = out_dir/f'.{nb.stem}.input.ipynb', out_dir/f'.{nb.stem}.tmp.ipynb', out_dir/f'{nb.stem}.failed.ipynb'
     watch = [cfg.results, generated_root(cfg), cfg.figures, cfg.data]
-    shutil.rmtree(stage, ignore_errors=True); stage.mkdir(parents=True)
+    shutil.rmtree(stage, ignore_errors=True); stage_for(stage, cfg)
     before, t0, done = _snapshot(watch), time.time(), False
     skipped = 0 if demos else without_demos(nb, src)
     try:

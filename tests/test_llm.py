@@ -188,6 +188,7 @@ def test_vllm_engine_is_built_only_for_samples_not_in_the_cache(tmp_path, monkey
     monkeypatch.delitem(sys.modules, 'vllm', raising=False)
     built = []
     class Tokenizer:                                                # one token per character of the last message
+        chat_template = 'last message'
         def apply_chat_template(self, msgs, tokenize=False, add_generation_prompt=True): return msgs[-1]['content']
         def __call__(self, text, add_special_tokens=False): return SimpleNamespace(input_ids=list(text))
     class Engine:
@@ -466,4 +467,9 @@ def test_vllm_engine_gets_the_profile_settings(monkeypatch):
     [(_, model, kw)] = [e for e in events if e[0] == 'new']
     assert model == 'google/gemma-3-12b-it'
     assert (kw['max_model_len'], kw['dtype'], kw['gpu_memory_utilization']) == (4096, 'bfloat16', 0.9)
+    assert 'enforce_eager' not in kw                       # vLLM compiles on the GPU, as it does by default
+    L.unload_models()
+    L.backend_from_profile(load_profile('cpu-study'), cache=None).llm   # the CPU study: no torch.compile
+    [(_, _, kw)] = [e for e in events if e[0] == 'new'][1:]
+    assert (kw['max_model_len'], kw['dtype'], kw['enforce_eager']) == (2048, 'bfloat16', True)
     L.unload_models()

@@ -21,6 +21,8 @@ from dagger import layout
 cfg = load_profile(profile, **overrides)
 write_json(layout.output(cfg, 'eval')/'out.json', dict(n_eval=cfg.eval.sample_n, cwd=__import__('os').getcwd()))
 (layout.figures_output(cfg)/'fig_cpu.txt').write_text(f'n_eval={cfg.eval.sample_n}')
+import tempfile   # an example drawn into a folder of its own: written there, never staged or promoted
+(layout.figures_output(load_profile(profile, figures_dir=tempfile.mkdtemp()))/'demo_cpu.txt').write_text('demo')
 assert cfg.eval.sample_n != 99, 'n_eval 99 fails after writing'"""
 TWICE = "n += 1\nassert n < 2, 'boom'"      # the same source twice: only the second one fails
 SLOW = """import os, time
@@ -71,7 +73,7 @@ def test_reproduce_passes_profile_and_overrides_and_reports_files(project):
     assert table.attrs['error'] is None
     row = table.iloc[0]
     assert (row.notebook, row.status) == ('stage_0_write.ipynb', 'ok')
-    assert row.files == ['figures/fig_cpu.txt', 'results/cpu/eval/out.json']
+    assert row.files == ['figures/fig_cpu.txt', 'results/cpu/eval/out.json']   # not the example's demo_cpu.txt
     out = json.loads((project/'results'/'cpu'/'eval'/'out.json').read_text())
     assert out['n_eval'] == 3 and Path(out['cwd']) == project/'nbs'
     executed = nbformat.read(str(project/'runs'/'cpu'/'stage_0_write.ipynb'), as_version=4)
