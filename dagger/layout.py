@@ -82,13 +82,13 @@ def figures_output(cfg: Profile) -> Path:
     p = _staged('figures', '.', cfg.figures) or cfg.figures
     p.mkdir(parents=True, exist_ok=True)
     return p.resolve()
+
 def stage_for(stage_dir: Path, cfg: Profile) -> Path:
     "Make `stage_dir` the staging folder of profile `cfg`'s outputs (only writes to its folders are staged); return it."
     stage_dir.mkdir(parents=True, exist_ok=True)
     roots = dict(results=cfg.results, generated=generated_root(cfg), figures=cfg.figures)
     (stage_dir/TARGETS).write_text(json.dumps({k: str(Path(v).resolve()) for k, v in roots.items()}))
     return stage_dir
-
 
 # %% ../nbs/lib_04_layout.ipynb #aab0cbd3
 def _replace(src: Path, dst: Path):

