@@ -14,13 +14,13 @@ from .plan import plan_main
 from .standins import build_standin
 
 # %% auto #0
-__all__ = ['STAGE_RE', 'SKIPPED_DEMO', 'PAPERMILL_TAGS', 'STAGING_DIR', 'LEDGER', 'DRY_RUN_MODELS', 'DRY_RUN_FALLBACK',
-           'DRY_RUN_BACKENDS', 'README_HEAD', 'NOTEBOOK_RE', 'INCLUDE', 'has_parameters', 'stage_number', 'stage_name',
-           'stages', 'select', 'StageError', 'is_demo', 'without_demos', 'source_cell', 'staging_dir',
-           'training_passes', 'settings_key', 'read_ledger', 'reproduce', 'parse_overrides', 'stage_list', 'main',
-           'stand_in', 'dry_run_overrides', 'dry_run_roster', 'serve', 'roster_rows', 'dry_run', 'notebook_markdown',
-           'readme_text', 'write_readme', 'readme_main', 'notebook_facts', 'notebook_table', 'module_imports',
-           'module_list', 'expand']
+__all__ = ['STAGE_RE', 'SKIPPED_DEMO', 'PAPERMILL_TAGS', 'STAGING_DIR', 'KERNEL_ENV', 'LEDGER', 'DRY_RUN_MODELS',
+           'DRY_RUN_FALLBACK', 'DRY_RUN_BACKENDS', 'README_HEAD', 'NOTEBOOK_RE', 'INCLUDE', 'has_parameters',
+           'stage_number', 'stage_name', 'stages', 'select', 'StageError', 'is_demo', 'without_demos', 'source_cell',
+           'staging_dir', 'kernel_env', 'training_passes', 'settings_key', 'read_ledger', 'reproduce',
+           'parse_overrides', 'stage_list', 'main', 'stand_in', 'dry_run_overrides', 'dry_run_roster', 'serve',
+           'roster_rows', 'dry_run', 'notebook_markdown', 'readme_text', 'write_readme', 'readme_main',
+           'notebook_facts', 'notebook_table', 'module_imports', 'module_list', 'expand']
 
 # %% ../nbs/lib_18_pipeline.ipynb #74dfe161
 STAGE_RE = re.compile(r'stage_(\d+)_(\w+)')
@@ -105,13 +105,14 @@ def staging_dir(cfg: Profile, nb: Path) -> Path: return cfg.results/STAGING_DIR/
 
 # %% ../nbs/lib_18_pipeline.ipynb #027982dd
 @contextlib.contextmanager
-def _environ(name: str, value: str):
-    old = os.environ.get(name)
-    os.environ[name] = value
+def _environ(values: dict):
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
     try: yield
     finally:
-        if old is None: os.environ.pop(name, None)
-        else: os.environ[name] = old
+        for k, v in old.items():
+            if v is None: os.environ.pop(k, None)
+            else: os.environ[k] = v
 
 @contextlib.contextmanager
 def _ipc_kernel():
@@ -141,6 +142,16 @@ def cache_reuse(stage: Path) -> dict:
 def _reuse_text(reuse: dict) -> str:
     return '; '.join(f"{b} {n['hits']}/{n['hits'] + n['misses']}" for b, n in reuse.items())
 
+# %% ../nbs/lib_18_pipeline.ipynb #a11c0e02
+KERNEL_ENV = dict(GLIBC_TUNABLES='glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296:'
+                                 'glibc.malloc.top_pad=268435456:glibc.malloc.hugetlb=1')
+
+def kernel_env(environ=None) -> dict:
+    "The variables of `KERNEL_ENV` that `environ` (default: this process's environment) does not set already."
+    environ = os.environ if environ is None else environ
+    return {k: v for k, v in KERNEL_ENV.items() if k not in environ}
+
+
 # %% ../nbs/lib_18_pipeline.ipynb #b28d602b
 def _kill_kernels():
     "Stop the kernels this process started (papermill's, on interruption; they run in their own session)."
@@ -161,7 +172,7 @@ def run_stage(nb: Path, cfg: Profile, overrides: dict, out_dir: Path, kernel: st
     before, t0, done = _snapshot(watch), time.time(), False
     skipped = 0 if demos else without_demos(nb, src)
     try:
-        with _environ(STAGING_ENV, str(stage)), _ipc_kernel() as config:
+        with _environ(kernel_env() | {STAGING_ENV: str(stage)}), _ipc_kernel() as config:
             pm.execute_notebook(str(src if skipped else nb), str(tmp), parameters=dict(profile=cfg.name, overrides=overrides),
                                 kernel_name=kernel, cwd=str(nb.parent), progress_bar=False, log_output=False, config=config)
         reuse = cache_reuse(stage)

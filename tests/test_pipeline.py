@@ -19,7 +19,8 @@ def _params():
 WRITER = """from dagger.config import load_profile, write_json
 from dagger import layout
 cfg = load_profile(profile, **overrides)
-write_json(layout.output(cfg, 'eval')/'out.json', dict(n_eval=cfg.eval.sample_n, cwd=__import__('os').getcwd()))
+write_json(layout.output(cfg, 'eval')/'out.json', dict(n_eval=cfg.eval.sample_n, cwd=__import__('os').getcwd(),
+                                                       tunables=__import__('os').environ.get('GLIBC_TUNABLES')))
 (layout.figures_output(cfg)/'fig_cpu.txt').write_text(f'n_eval={cfg.eval.sample_n}')
 import tempfile   # an example drawn into a folder of its own: written there, never staged or promoted
 (layout.figures_output(load_profile(profile, figures_dir=tempfile.mkdtemp()))/'demo_cpu.txt').write_text('demo')
@@ -68,7 +69,8 @@ def test_stages_are_numbered_notebooks_with_parameters(project):
     assert pipeline.select(all_, ['1']) == pipeline.select(all_, ['fail']) == pipeline.select(all_, ['stage_1_fail']) == [all_[1]]
     with pytest.raises(ConfigError, match='no stage'): pipeline.select(all_, ['library'])
 
-def test_reproduce_passes_profile_and_overrides_and_reports_files(project):
+def test_reproduce_passes_profile_and_overrides_and_reports_files(project, monkeypatch):
+    monkeypatch.delenv('GLIBC_TUNABLES', raising=False)
     table = pipeline.reproduce('cpu', only=['0'], overrides={'n_eval': 3})
     assert table.attrs['error'] is None
     row = table.iloc[0]
@@ -76,6 +78,7 @@ def test_reproduce_passes_profile_and_overrides_and_reports_files(project):
     assert row.files == ['figures/fig_cpu.txt', 'results/cpu/eval/out.json']   # not the example's demo_cpu.txt
     out = json.loads((project/'results'/'cpu'/'eval'/'out.json').read_text())
     assert out['n_eval'] == 3 and Path(out['cwd']) == project/'nbs'
+    assert out['tunables'] == pipeline.KERNEL_ENV['GLIBC_TUNABLES'] and 'GLIBC_TUNABLES' not in os.environ   # the kernel's only
     executed = nbformat.read(str(project/'runs'/'cpu'/'stage_0_write.ipynb'), as_version=4)
     assert any('injected-parameters' in c.metadata.get('tags', []) for c in executed.cells)
     src = nbformat.read(str(project/'nbs'/'stage_0_write.ipynb'), as_version=4)   # the source notebook is never rewritten
