@@ -29,10 +29,10 @@ def run(profile: str, rows: int, env: dict, teacher: Path) -> dict:
         cmd = [sys.executable, '-m', 'dagger.sft', '--profile', profile, f'sft.n_train={rows}', f'results_dir={d}']
         clean = {k: v for k, v in os.environ.items() if k != 'GLIBC_TUNABLES'}
         load0, t0 = os.getloadavg()[0], time.perf_counter()
-        p = subprocess.Popen(cmd, cwd=ROOT, env=clean | env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        _, status, ru = os.wait4(p.pid, 0)
-        err = p.stderr.read(); p.stderr.close()
-        if os.waitstatus_to_exitcode(status): raise SystemExit(f'{cmd} failed:\n{err[-3000:]}')
+        with open(Path(d)/'stderr.log', 'w') as log:
+            p = subprocess.Popen(cmd, cwd=ROOT, env=clean | env, stdout=subprocess.DEVNULL, stderr=log)
+            _, status, ru = os.wait4(p.pid, 0)
+        if os.waitstatus_to_exitcode(status): raise SystemExit(f'{cmd} failed:\n{(Path(d)/"stderr.log").read_text()[-3000:]}')
         facts = json.loads((Path(d)/'sft'/'run.json').read_text())
     return dict(train_s=facts['wall_s'], steps=facts['steps'], process_s=round(time.perf_counter() - t0, 1),
                 user_s=round(ru.ru_utime, 1), sys_s=round(ru.ru_stime, 1), minor_faults=ru.ru_minflt,

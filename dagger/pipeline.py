@@ -151,7 +151,6 @@ def kernel_env(environ=None) -> dict:
     environ = os.environ if environ is None else environ
     return {k: v for k, v in KERNEL_ENV.items() if k not in environ}
 
-
 # %% ../nbs/lib_18_pipeline.ipynb #b28d602b
 def _kill_kernels():
     "Stop the kernels this process started (papermill's, on interruption; they run in their own session)."
