@@ -12,76 +12,16 @@ from .graph import from_obj, execute, GraphError
 from .prompts import LANG_NAMES
 from .llm import Sampling, backend_from_profile
 from .data import load_split, AUG_TYPES
+from .offline import (DistractorError, sentence_spans, split_sentences, question_number, insert_sentences,
+                            offline_augment, check_record, graph_values, record_glosses, SHORTFALL, GENERATOR_VERSION,
+                            _seeded, _get)
+
 
 # %% auto #0
-__all__ = ['UNITS', 'DIM_WORDS', 'DAYS', 'ABSTRACT', 'PEOPLE_EN', 'TEMPLATES', 'NAMES', 'SOURCES', 'SIZES', 'DistractorError',
-           'sentence_spans', 'split_sentences', 'question_number', 'insert_sentences', 'numbered', 'generation_prompt',
-           'verifier_prompt', 'ResponseError', 'extract_json', 'parse_sentences', 'check_added', 'parse_verdict',
-           'llm_verify', 'llm_augment', 'Anchor', 'find_anchors', 'Facts', 'problem_facts', 'Template', 'pick_number',
-           'graph_values', 'offline_augment', 'check_record', 'build_typed', 'build_dose', 'distractmath_dir',
-           'build_all', 'summary_table', 'distractor_model', 'distractor_backend']
-
-# %% ../nbs/stage_1_distractors.ipynb #91b787ab
-class DistractorError(ValueError):
-    "Bad input to the distractor stage (a problem we cannot augment, a position we cannot use)."
-
-_ABBREV = {'mr', 'mrs', 'ms', 'dr', 'st', 'jr', 'sr', 'vs', 'etc', 'mt', 'no', 'approx'}
-_END = re.compile(r'[।?!]+|\.+')
-_CLOSERS = '"\'”’)»'
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    "Character spans of the sentences of `text` (Bangla `।` and `?!.` endings; decimals and `Mr.` do not end one)."
-    spans, start = [], 0
-    for m in _END.finditer(text):
-        end = m.end()
-        while end < len(text) and text[end] in _CLOSERS: end += 1
-        nxt = text[end] if end < len(text) else ' '
-        if m.group()[0] == '.':
-            if not nxt.isspace(): continue
-            after = text[end:].lstrip()
-            if m.start() > 0 and not text[m.start() - 1].isspace():
-                w = re.search(r'([A-Za-z]+)$', text[start:m.start()])
-                if w and w.group(1).lower() in _ABBREV: continue
-                if after[:1].islower(): continue
-        elif m.group()[0] in '?!' and not (nxt.isspace() or nxt in '।'): continue
-        s = start + len(text[start:end]) - len(text[start:end].lstrip())
-        if text[s:end].strip(): spans.append((s, end))
-        start = end
-    rest = text[start:]
-    if rest.strip():
-        s = start + len(rest) - len(rest.lstrip())
-        spans.append((s, start + len(rest.rstrip())))
-    return spans
-
-def split_sentences(text: str) -> list[str]:
-    "The sentences of `text`, in order."
-    return [text[s:e] for s, e in sentence_spans(text)]
-
-def question_number(sentences: list[str]) -> int:
-    "1-based number of the question sentence: the last one with a question mark, else the last one."
-    for i in range(len(sentences) - 1, -1, -1):
-        if '?' in sentences[i]: return i + 1
-    return len(sentences)
-
-# %% ../nbs/stage_1_distractors.ipynb #0ea74084
-def insert_sentences(text: str, added: list[tuple[str, int]]) -> tuple[str, list[int]]:
-    "Insert `(sentence, insert_after)` pairs into `text`; returns the new text and the positions actually used."
-    spans = sentence_spans(text)
-    if not spans: raise DistractorError('cannot insert into an empty problem')
-    q = question_number([text[s:e] for s, e in spans])
-    used, gaps = [], {}
-    for sent, k in added:
-        if not isinstance(sent, str) or not sent.strip(): raise DistractorError(f'empty sentence to insert: {sent!r}')
-        k = min(max(int(k), 0), q - 1)
-        used.append(k); gaps.setdefault(k, []).append(sent.strip())
-    out, pos = [], 0
-    if 0 in gaps:
-        out.append(text[:spans[0][0]] + ' '.join(gaps[0]) + ' '); pos = spans[0][0]
-    for k in sorted(g for g in gaps if g > 0):
-        end = spans[k - 1][1]
-        out.append(text[pos:end] + ' ' + ' '.join(gaps[k])); pos = end
-    out.append(text[pos:])
-    return ''.join(out), used
+__all__ = ['SOURCES', 'SIZES', 'numbered', 'generation_prompt', 'verifier_prompt', 'ResponseError', 'extract_json',
+           'parse_sentences', 'check_added', 'parse_verdict', 'llm_verify', 'llm_augment', 'build_typed', 'build_dose',
+           'distractmath_dir', 'build_all', 'summary_table', 'shortfall_table', 'distractor_model',
+           'distractor_backend']
 
 # %% ../nbs/stage_1_distractors.ipynb #ad1fb1f2
 _TYPE_TASK = {
@@ -238,9 +178,6 @@ def parse_verdict(text: str) -> dict:
     return {'answers_match': v, 'justification': str(obj.get('justification', '')).strip()}
 
 # %% ../nbs/stage_1_distractors.ipynb #3d7f2f1e
-def _get(p, k, default=None):
-    return p.get(k, default) if isinstance(p, dict) else getattr(p, k, default)
-
 def _generate_parsed(backend, prompts: list, sampling, parse, max_tries: int, stats: dict, prefix: str) -> list:
     "Ask `backend` for each prompt, retrying malformed replies; returns parsed results or `None` (dropped)."
     results, pending = [None] * len(prompts), list(range(len(prompts)))
@@ -313,510 +250,12 @@ def llm_augment(problems: list, backend, types=AUG_TYPES, sampling=None, max_tri
     stats['kept'] = len(kept)
     return kept, stats
 
-# %% ../nbs/stage_1_distractors.ipynb #b8030d5a
-_BN_L = '\u0980-\u09e5\u09f0-\u09ff'
-_VOWEL_SIGNS = set('ািীুূৃেৈোৌ')
-UNITS = {
-    'bn': {'time': ['ঘণ্টা', 'ঘন্টা', 'মিনিট', 'সেকেন্ড', 'দিন', 'সপ্তাহ', 'মাস', 'বছর'],
-           'distance': ['কিলোমিটার', 'কিমি', 'মাইল', 'মিটার', 'সেন্টিমিটার', 'ফুট', 'ইঞ্চি', 'গজ'],
-           'weight': ['কিলোগ্রাম', 'কেজি', 'গ্রাম', 'পাউন্ড', 'আউন্স', 'টন'],
-           'money': ['ডলার', 'টাকা', 'সেন্ট', 'পয়সা'],
-           'volume': ['লিটার', 'মিলিলিটার', 'গ্যালন', 'কাপ']},
-    'en': {'time': ['hours', 'hour', 'minutes', 'minute', 'seconds', 'second', 'days', 'day', 'weeks', 'week', 'months', 'month', 'years', 'year'],
-           'distance': ['kilometers', 'kilometer', 'km', 'miles', 'mile', 'meters', 'meter', 'metres', 'metre', 'centimeters', 'cm', 'feet', 'foot', 'inches', 'inch', 'yards', 'yard'],
-           'weight': ['kilograms', 'kilogram', 'kg', 'grams', 'gram', 'pounds', 'pound', 'lbs', 'lb', 'ounces', 'ounce', 'tons', 'ton'],
-           'money': ['dollars', 'dollar', 'cents', 'cent'],
-           'volume': ['liters', 'liter', 'litres', 'litre', 'gallons', 'gallon', 'cups', 'cup']}}
-DIM_WORDS = {
-    'bn': {'money': ['$', 'ডলার', 'টাকা', 'দাম', 'খরচ', 'মূল্য', 'আয়', 'বেতন', 'লাভ', 'সেন্ট'],
-           'time': ['ঘণ্টা', 'ঘন্টা', 'মিনিট', 'সেকেন্ড', 'সময়'], 'distance': ['কিলোমিটার', 'মাইল', 'মিটার', 'দূর', 'ফুট', 'ইঞ্চি'],
-           'weight': ['ওজন', 'কেজি', 'গ্রাম', 'পাউন্ড', 'আউন্স'], 'age': ['বয়স', 'বয়স'], 'temperature': ['ডিগ্রি', 'তাপমাত্রা'],
-           'length': ['লম্বা', 'দৈর্ঘ্য', 'ইঞ্চি', 'সেন্টিমিটার', 'ফুট'], 'percent': ['%', 'শতাংশ', 'শতকরা'],
-           'speed': ['ঘণ্টায়', 'ঘন্টায়', 'গতি', 'বেগ']},
-    'en': {'money': ['$', 'dollar', 'cent', 'price', 'cost', 'pay', 'paid', 'earn', 'spend', 'spent', 'sell', 'sold', 'profit', 'buy', 'bought'],
-           'time': ['hour', 'minute', 'second', 'time', 'long'], 'distance': ['mile', 'kilometer', 'km', 'meter', 'feet', 'foot', 'far', 'inch'],
-           'weight': ['weigh', 'pound', 'kg', 'gram', 'ounce', 'heavy'], 'age': ['age', 'old'], 'temperature': ['degree', 'temperature'],
-           'length': ['long', 'length', 'tall', 'inch', 'feet', 'foot', 'centimeter'], 'percent': ['%', 'percent'],
-           'speed': ['per hour', 'mph', 'km/h', 'speed', 'fast']}}
-DAYS = {'bn': ['সোমবার', 'মঙ্গলবার', 'বুধবার', 'বৃহস্পতিবার', 'শুক্রবার', 'শনিবার', 'রবিবার'],
-        'en': ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday']}
-_SKIP = {'bn': set('করে আরও আর বেশি কম নতুন পুরাতন পুরানো পুরোনো লাল সবুজ হলুদ সাদা নীল কালো বড় বড় ছোট ভিন্ন অতিরিক্ত পাকা অপাকা '
-                   'সাধারণ মোট প্রায় গোলাপি অন্য মাত্র ভালো খালি একই বিভিন্ন নিয়মিত পুরনো পুরোনো অর্ধেক'.split()),
-         'en': set('more extra new old big small large little red blue green yellow white black pink purple other different fresh '
-                   'total of whole additional full empty same each identical less fewer the his her their its my your our'.split())}
-_STOP = {'bn': set('ছিল আছে এবং ও থেকে দিয়ে জন্য পর পরে নিয়ে হয় হলে এর যে কি কত প্রতি প্রতিটি দরে হিসাবে হিসেবে মধ্যে সঙ্গে সাথে '
-                   'কাছে গুণ গুন বার ভাগ অংশ টি টা জন তার তাঁর সে তিনি যদি তবে কিন্তু করেন করল করেছে পেল দেয় দিল বা অথবা'.split()),
-         'en': set('and or a an in on at for per to from with by was were is are has have had each times than as into '
-                   'that this these those it they he she we you i did does do will would can could if of'.split())}
-ABSTRACT = {'bn': set('পৃষ্ঠা নিবন্ধ পুশ-আপ ইমেল ইমেইল অধ্যায় প্রশ্ন পয়েন্ট নির্দেশ রঙ রকম খেলা গেম অ্যাপ ফাইল পাঠ ভিডিও গান '
-                    'হোমওয়ার্ক ধাপ কাজ চিঠি বার্তা মেসেজ স্টপ ট্রিপ সমস্যা শব্দ পর্ব ল্যাপ ক্লাস স্কোর গোল রান'.split()),
-            'en': set('pages page stops stop points steps chapters questions problems emails messages words trips games goals laps '
-                      'push-ups pushups sit-ups situps songs videos articles lessons classes files apps calls instructions jumps '
-                      'rounds visits tasks miles hours minutes runs shots levels episodes posts texts photos pictures'.split())}
-
-PEOPLE_EN = set('people persons kids children students friends guests players workers customers visitors adults boys girls men '
-                'women teachers members passengers employees campers fans parents babies dancers singers tourists volunteers '
-                'athletes classmates cousins neighbors pupils attendees participants'.split())
-
-@dataclass
-class Anchor:
-    "A number in the problem with what it counts: an item (object or people) or a unit of a dimension."
-    value: float
-    sentence: int          # 1-based sentence number
-    kind: str              # 'object' | 'task' (countable but not a thing: pages, emails) | 'people' | 'measure'
-    item: str = ''         # the noun (object/people) or the unit word (measure)
-    cls: str = ''          # Bangla classifier as written before the noun ('টি', ' জন', '')
-    dim: str = 'count'     # count | time | distance | weight | money | volume
-
-def _unit_of(tok: str, lang: str):
-    "(dim, unit) if `tok` is a unit word (Bangla: with an optional case ending), else None."
-    t = tok.lower() if lang == 'en' else tok
-    for dim, units in UNITS[lang].items():
-        for u in sorted(units, key=len, reverse=True):
-            if t == u or (lang == 'bn' and t.startswith(u) and t[len(u):] in ('ের', 'র', 'এর', 'ে', 'য়', 'য়', 'তে', '-এর')):
-                return dim, u
-    return None
-
-def _bn_stem(w: str, text: str) -> str:
-    "The nominative form of Bangla noun `w` (drops plural and case endings), checked against the text."
-    cands = [w[:-len(s)] for s in ('গুলোর', 'গুলির', 'গুলো', 'গুলি', 'গুলা', 'দের', 'েরা', 'রা', 'ের', 'র', 'কে', 'তে', 'টি', 'টা')
-             if w.endswith(s) and len(w) - len(s) >= 2]
-    for c in cands:
-        if re.search(rf'(?<![{_BN_L}]){re.escape(c)}(?![{_BN_L}])', text): return c
-    if w.endswith(('য়ের', 'য়ের')): return w[:-1]
-    if w.endswith('ের') and len(w) > 3: return w[:-2]
-    for s in ('গুলো', 'গুলি', 'দের'):
-        if w.endswith(s): return w[:-len(s)]
-    return w
-
-_BN_VERB_ENDINGS = ('েছেন', 'েছে', 'েছিল', 'েছিলেন', 'লেন', 'লাম', 'ছেন', 'ছিল', 'ছে', 'বেন', 'তেন', 'েন')
-_TOK = re.compile(r'[^\s।,.?!;:()"“”]+|[।,.?!;:]')
-
-def _noun_after(rest: str, text: str, lang: str):
-    "(kind, item, dim) for the words after a number (after its classifier), or None."
-    toks = _TOK.findall(rest[:80])[:5]
-    while toks and (toks[0].lower() if lang == 'en' else toks[0]) in _SKIP[lang]: toks = toks[1:]
-    if not toks: return None
-    u = _unit_of(toks[0], lang)
-    if u: return 'measure', u[1], u[0]
-    w = toks[0]
-    if lang == 'en':
-        proper, w = w[:1].isupper(), w.lower()
-        if not re.fullmatch(r"[a-z][a-z\-]+", w) or w in _STOP['en'] or w in _SKIP['en']: return None
-        kind = 'people' if w in PEOPLE_EN or proper else 'task' if w in ABSTRACT['en'] else 'object'
-        if len(toks) > 2 and toks[1].lower() == 'of' and re.fullmatch(r'[a-z][a-z\-]+', toks[2].lower()) \
-                and toks[2].lower() not in _STOP['en'] | _SKIP['en']:
-            w = f'{w} of {toks[2].lower()}'
-        return kind, w, 'count'
-    if not re.fullmatch(rf'[{_BN_L}\-]+', w) or w in _STOP['bn'] or len(w) < 2: return None
-    head = _bn_stem(w, text)
-    if len(toks) > 1 and re.fullmatch(rf'[{_BN_L}\-]+', toks[1]) and toks[1] not in _STOP['bn'] | _SKIP['bn'] \
-            and not toks[1].endswith(_BN_VERB_ENDINGS):
-        two = _bn_stem(toks[1], text)
-        pair = re.escape(f'{w} {two}')
-        if len(re.findall(pair, text)) >= 2 and not re.search(rf'{pair}\S*\s+(কর|হ|দি|দে|নি|নে)', text): head = f'{w} {two}'
-    return ('task' if any(h in ABSTRACT['bn'] for h in head.split()) else 'object'), head, 'count'
-
-_BN_CLS_RE = re.compile(rf'^(\s?)(টি|টা|জন|খানা|খানি)(?:র|কে|তে)?(?![{_BN_L}])')
-
-def find_anchors(question: str, lang: str) -> list[Anchor]:
-    "The numbers of `question` with the item or unit each one counts."
-    spans = sentence_spans(question)
-    out = []
-    for n in extract_numbers(question, ones=False):
-        sent = next((i + 1 for i, (s, e) in enumerate(spans) if s <= n.start < e), len(spans))
-        before, rest = question[max(0, n.start - 2):n.start], question[n.end:]
-        if rest.lstrip()[:1] == '%' or re.match(r'\s*(শতাংশ|percent|গুণ|গুন|times)', rest) or re.search(r'(গুণ|গুন|বার|ভাগ)\w*$', n.text): continue
-        if '$' in before:
-            out.append(Anchor(n.value, sent, 'measure', '$', dim='money')); continue
-        cls = ''
-        if lang == 'bn':
-            m = _BN_CLS_RE.match(rest)
-            if m: cls, rest = m.group(1) + m.group(2), rest[m.end():]
-            elif re.search(r'(টি|টা|জন)$', n.text): cls = re.search(r'(টি|টা|জন)$', n.text).group(1)
-        got = _noun_after(rest, question, lang)
-        if got is None: continue
-        kind, item, dim = got
-        if lang == 'bn' and cls.strip() == 'জন' and kind == 'object': kind = 'people'
-        out.append(Anchor(n.value, sent, kind, item, cls, dim))
-    return out
-
-# %% ../nbs/stage_1_distractors.ipynb #f1354162
-@dataclass
-class Facts:
-    "What the templates need to know about one problem."
-    question: str
-    lang: str
-    sentences: list
-    q: int                                  # 1-based number of the question sentence
-    anchors: list
-    item: Anchor | None                     # the main counted item (object or people)
-    dims: set
-    days: list
-    honorific: bool
-    has_person: bool
-    script: str                             # digit script: 'bn' or 'ascii'
-    money: str                              # how money is written: '$', 'ডলার', 'টাকা'
-    lowercase: bool                         # MSVAMP-en style: lowercase, ' .' before punctuation
-
-def _question_item(qsent: str, lang: str, text: str):
-    m = re.search(r'(?:কতটি|কতগুলি|কতগুলো|কয়টি|কতজন|কয়জন|কত\s+জন|কত\s+টি|কত)\s+(.*)', qsent) if lang == 'bn' \
-        else re.search(r'how\s+many\s+(.*)', qsent, re.I)
-    return _noun_after(m.group(1), text, lang) if m else None
-
-@functools.lru_cache(maxsize=4096)
-def _numbers(text: str) -> tuple:
-    return tuple(extract_numbers(text))
-
-@functools.lru_cache(maxsize=4096)
-def problem_facts(question: str, lang: str) -> Facts:
-    "Items, units, dimensions, days and register of `question` (lang 'bn' or 'en')."
-    if lang not in UNITS: raise DistractorError(f'offline templates exist for {sorted(UNITS)}, not {lang!r}')
-    sents = split_sentences(question)
-    if not sents: raise DistractorError('empty problem')
-    q = question_number(sents)
-    anchors = find_anchors(question, lang)
-    low = question.lower()
-    dims = {a.dim for a in anchors if a.dim != 'count'}
-    for d, words in DIM_WORDS[lang].items():
-        if any((w in low) if lang == 'en' else (w in question) for w in words): dims.add(d)
-    counted = [a for a in anchors if a.kind in ('object', 'task', 'people')]
-    target = _question_item(sents[q - 1], lang, question)
-    item = None
-    if counted:
-        score = lambda a: (3 * (target is not None and target[1] == a.item) + question.count(a.item.split(' of ')[0]), -anchors.index(a))
-        item = max(counted, key=score)
-    days = [d for d in DAYS[lang] if d.lower() in low]
-    if lang == 'bn':
-        honorific = bool(re.search(rf'(?<![{_BN_L}])(তিনি|তাঁর|তাঁকে|তাঁরা|উনি)(?![{_BN_L}])', question))
-        person = honorific or bool(re.search(rf'(?<![{_BN_L}])(সে|তার|তাকে|তারা)(?![{_BN_L}])', question))
-        money = '$' if '$' in question else ('ডলার' if 'ডলার' in question else 'টাকা')
-    else:
-        honorific, person = False, bool(re.search(r'\b(he|she|his|her|him|they|their)\b', low))
-        money = '$'
-    lowercase = question == question.lower() and bool(re.search(r' [.?]', question))
-    return Facts(question, lang, sents, q, anchors, item, dims, days, honorific, person,
-                 digit_script(question) if re.search('[0-9০-৯]', question) else ('bn' if lang == 'bn' else 'ascii'), money, lowercase)
-
-# %% ../nbs/stage_1_distractors.ipynb #c5d60445
-@dataclass(frozen=True)
-class Template:
-    "One distractor sentence pattern."
-    id: str
-    type: str               # RED | OAD | NEED
-    lang: str
-    needs: str              # object | task | people | time | time_short | time_long | money | distance | weight | volume | any
-    text: str
-    dim: str = 'count'      # dimension of the number written (decides its range)
-    unit: str = ''          # fixed unit of the number, if the template brings its own
-    attr: str = ''          # OAD: the attribute's dimension (must be new to the problem)
-    pronoun: bool = False   # uses {poss}: only when the problem talks about a person
-
-def _T(type, lang, rows):
-    return [Template(f'{type}-{lang}-{i:02d}', type, lang, *r[:2], **(r[2] if len(r) > 2 else {})) for i, r in enumerate(rows)]
-
-TEMPLATES = (
-  _T('RED', 'bn', [
-    ('object', '{name_gen} কাছে {n}{cls} {item} আছে।'),
-    ('object', 'পাশের দোকানে {n}{cls} {item} বিক্রির জন্য রাখা ছিল।'),
-    ('object', '{other_day} {name} স্কুলের প্রকল্পের জন্য {n}{cls} {item} কিনেছিল।'),
-    ('object', '{name_gen} মামাতো ভাই বাক্সে {n}{cls} {item} জমিয়ে রেখেছে।'),
-    ('object', 'স্কুলের মেলায় {n}{cls} {item} প্রদর্শন করা হয়েছিল।'),
-    ('object', '{poss} বন্ধু {name_gen} কাছে {n}{cls} {item} ছিল।', dict(pronoun=True)),
-    ('task', '{other_day} {name_gen} হাতে {n}{cls} {item} বাকি ছিল।'),
-    ('task', '{name} গত সপ্তাহে {n}{cls} {item} শেষ করেছিল।'),
-    ('people', 'পাশের মাঠে অন্য দলে {n} জন {item} ছিল।'),
-    ('people', '{other_day} {name_gen} জন্মদিনের অনুষ্ঠানে {n} জন {item} এসেছিল।'),
-    ('people', 'পাশের শ্রেণিকক্ষে {n} জন {item} আছে।'),
-    ('time_short', '{name} সেদিন গান শিখতে {n} {unit} সময় দিয়েছিল।', dict(dim='time')),
-    ('time_long', '{name} গত বছর {n} {unit} গ্রামের বাড়িতে কাটিয়েছিল।', dict(dim='time')),
-    ('time_short', '{poss} বন্ধু {name} বই পড়ে {n} {unit} কাটিয়েছিল।', dict(dim='time', pronoun=True)),
-    ('money', '{name} একই দোকান থেকে {money} দিয়ে ছাতা কিনেছিল।', dict(dim='money')),
-    ('money', '{name_gen} জমানো টাকার বাক্সে {money} ছিল।', dict(dim='money')),
-    ('distance', '{name} সেদিন {n} {unit} সাইকেল চালিয়েছিল।', dict(dim='distance')),
-    ('weight', '{name_gen} ব্যাগের ওজন ছিল {n} {unit}।', dict(dim='weight')),
-    ('volume', '{name} সেদিন {n} {unit} পানি পান করেছিল।', dict(dim='volume')),
-    ('any', '{other_day} {name} লাইব্রেরি থেকে {n}টি বই ধার নিয়েছিল।'),
-    ('any', '{name_gen} বাগানে {n}টি আমগাছ আছে।'),
-  ]) + _T('OAD', 'bn', [
-    ('object', 'প্রতিটি {item} ওজনে {n} গ্রাম।', dict(dim='weight', unit='গ্রাম', attr='weight')),
-    ('object', '{item}গুলোর মোট ওজন ছিল {n} কেজি।', dict(dim='weight', unit='কেজি', attr='weight')),
-    ('object', 'বাজারে প্রতিটি {item} {n} টাকায় বিক্রি হয়।', dict(dim='money', unit='price', attr='money')),
-    ('object', '{item}গুলো গুছিয়ে রাখতে {n} মিনিট সময় লেগেছিল।', dict(dim='time', unit='মিনিট', attr='time')),
-    ('object', '{item}গুলো {n} কিলোমিটার দূরের একটি বাজার থেকে আনা হয়েছিল।', dict(dim='distance', unit='কিলোমিটার', attr='distance')),
-    ('object', 'প্রতিটি {item} লম্বায় {n} সেন্টিমিটার।', dict(dim='length', unit='সেন্টিমিটার', attr='length')),
-    ('task', 'প্রতিটি {item} শেষ করতে প্রায় {n} মিনিট লেগেছিল।', dict(dim='time', unit='মিনিট', attr='time')),
-    ('task', '{item}গুলো বাড়ি থেকে {n} কিলোমিটার দূরের একটি লাইব্রেরিতে বসে করা হয়েছিল।', dict(dim='distance', unit='কিলোমিটার', attr='distance')),
-    ('people', 'সব {item} {n} মিনিট আগে পৌঁছে গিয়েছিল।', dict(dim='time', unit='মিনিট', attr='time')),
-    ('people', 'সব {item} {n} কিলোমিটার দূর থেকে এসেছিল।', dict(dim='distance', unit='কিলোমিটার', attr='distance')),
-    ('people', '{item}দের গড় বয়স {n} বছর।', dict(dim='age', unit='বছর', attr='age')),
-    ('any', '{day} তাপমাত্রা ছিল {n} ডিগ্রি সেলসিয়াস।', dict(dim='temperature', attr='temperature')),
-    ('any', 'সেদিন বাতাসের গতি ছিল ঘণ্টায় {n} কিলোমিটার।', dict(dim='speed', attr='speed')),
-    ('any', 'সেদিন আকাশের {n} শতাংশ মেঘে ঢাকা ছিল।', dict(dim='percent', attr='percent')),
-  ]) + _T('NEED', 'bn', [
-    ('object', 'আরও {n}{cls} {item} কেনার পরিকল্পনা ছিল, কিন্তু শেষ পর্যন্ত তা বাতিল করা হয়।'),
-    ('object', '{name} {n}{cls} {item} ধার নিয়েছিল, কিন্তু সেদিনই সবগুলো ফেরত দিয়ে দেয়।'),
-    ('object', 'যদি দোকানটি খোলা থাকত, তাহলে আরও {n}{cls} {item} কেনা হতো, কিন্তু দোকানটি বন্ধ ছিল।'),
-    ('object', '{name} {n}{cls} {item} উপহার দিতে চেয়েছিল, কিন্তু পরে আর দেয়নি।'),
-    ('task', 'আরও {n}{cls} {item} শেষ করার পরিকল্পনা ছিল, কিন্তু শেষ পর্যন্ত তা আর হয়নি।'),
-    ('task', 'যদি হাতে আরও সময় থাকত, তাহলে আরও {n}{cls} {item} করা যেত, কিন্তু সময় ছিল না।'),
-    ('people', 'আরও {n} জন {item} আসার কথা ছিল, কিন্তু তারা আসেনি।'),
-    ('people', 'যদি বৃষ্টি না হতো, তাহলে আরও {n} জন {item} যোগ দিত, কিন্তু কেউ আর আসেনি।'),
-    ('people', '{name} অন্য শহর থেকে {n} জন {item} আনার কথা ভেবেছিল, কিন্তু সেই পরিকল্পনা বাতিল হয়।'),
-    ('time', 'আরও {n} {unit} সময় দেওয়ার কথা ভাবা হয়েছিল, কিন্তু তা আর করা হয়নি।', dict(dim='time')),
-    ('time_short', 'যদি বৃষ্টি হতো, তাহলে আরও {n} {unit} বেশি লাগত, কিন্তু সেদিন বৃষ্টি হয়নি।', dict(dim='time')),
-    ('money', '{money} ছাড় দেওয়ার কথা ছিল, কিন্তু শেষ পর্যন্ত কোনো ছাড় দেওয়া হয়নি।', dict(dim='money')),
-    ('money', '{name} {money} ধার চেয়েছিল, কিন্তু পরে আর নেয়নি।', dict(dim='money')),
-    ('distance', 'যদি প্রধান সড়কটি বন্ধ থাকত, তাহলে আরও {n} {unit} ঘুরে যেতে হতো, কিন্তু সড়কটি খোলা ছিল।', dict(dim='distance')),
-    ('any', '{name} সাহায্যের জন্য {n} জন বন্ধুকে ডাকতে চেয়েছিল, কিন্তু পরে আর কাউকে ডাকেনি।'),
-    ('any', '{name} {n} দিনের জন্য বেড়াতে যাওয়ার পরিকল্পনা করেছিল, কিন্তু পরে তা বাতিল করে।', dict(dim='time', unit='দিন')),
-  ]) + _T('RED', 'en', [
-    ('object', '{name} has {n} {item} at home.'),
-    ('object', 'A shop down the street had {n} {item} for sale.'),
-    ('object', 'On {other_day}, {name} bought {n} {item} for a school project.'),
-    ('object', "{name}'s cousin keeps {n} {item} in a box."),
-    ('object', 'At the school fair, {n} {item} were on display.'),
-    ('task', 'On {other_day}, {name} had {n} {item} left to do.'),
-    ('task', '{name} finished {n} {item} last week.'),
-    ('people', 'Another group nearby had {n} {item}.'),
-    ('people', "On {other_day}, {n} {item} came to {name}'s party."),
-    ('people', 'The class next door has {n} {item}.'),
-    ('time_short', '{name} spent {n} {unit} reading that day.', dict(dim='time')),
-    ('time_short', "{name}'s music lesson lasted {n} {unit}.", dict(dim='time')),
-    ('time_long', '{name} spent {n} {unit} visiting relatives last year.', dict(dim='time')),
-    ('money', '{name} spent {money} on an umbrella at the same shop.', dict(dim='money')),
-    ('money', '{name} had {money} in a piggy bank.', dict(dim='money')),
-    ('distance', '{name} cycled {n} {unit} that day.', dict(dim='distance')),
-    ('weight', "{name}'s backpack weighed {n} {unit}.", dict(dim='weight')),
-    ('volume', '{name} drank {n} {unit} of water that day.', dict(dim='volume')),
-    ('any', 'On {other_day}, {name} borrowed {n} books from the library.'),
-    ('any', "{name}'s garden has {n} apple trees."),
-  ]) + _T('OAD', 'en', [
-    ('object', 'The {item} weigh {n} grams each.', dict(dim='weight', unit='grams', attr='weight')),
-    ('object', 'Together the {item} weighed {n} kilograms.', dict(dim='weight', unit='kilograms', attr='weight')),
-    ('object', 'At the market the {item} sell for {money} each.', dict(dim='money', unit='price', attr='money')),
-    ('object', 'It took {n} minutes to put the {item} away.', dict(dim='time', unit='minutes', attr='time')),
-    ('object', 'The {item} came from a store {n} kilometers away.', dict(dim='distance', unit='kilometers', attr='distance')),
-    ('object', 'Each of the {item} is {n} centimeters long.', dict(dim='length', unit='centimeters', attr='length')),
-    ('task', 'Each of the {item} took about {n} minutes.', dict(dim='time', unit='minutes', attr='time')),
-    ('task', 'The {item} were done at a library {n} kilometers from home.', dict(dim='distance', unit='kilometers', attr='distance')),
-    ('people', 'All of the {item} arrived {n} minutes early.', dict(dim='time', unit='minutes', attr='time')),
-    ('people', 'The {item} traveled {n} kilometers to get there.', dict(dim='distance', unit='kilometers', attr='distance')),
-    ('people', 'The {item} are {n} years old on average.', dict(dim='age', unit='years', attr='age')),
-    ('any', '{day_cap} the temperature was {n} degrees Celsius.', dict(dim='temperature', attr='temperature')),
-    ('any', 'The wind was blowing at {n} kilometers per hour that day.', dict(dim='speed', attr='speed')),
-    ('any', 'That day {n} percent of the sky was covered by clouds.', dict(dim='percent', attr='percent')),
-  ]) + _T('NEED', 'en', [
-    ('object', 'There was a plan to buy {n} more {item}, but it was called off.'),
-    ('object', '{name} borrowed {n} {item} and gave them all back the same day.'),
-    ('object', 'If the store had been open, {n} more {item} would have been bought, but it was closed.'),
-    ('object', '{name} offered to give {n} {item} as a gift but never did.'),
-    ('task', 'There was a plan to do {n} more {item}, but it never happened.'),
-    ('task', 'With more time, {n} more {item} could have been done, but there was no time left.'),
-    ('people', '{n} more {item} were supposed to come, but they did not show up.'),
-    ('people', 'If it had not rained, {n} more {item} would have joined, but nobody else came.'),
-    ('people', '{name} wanted to invite {n} {item} from another town, but the plan fell through.'),
-    ('time', 'Spending {n} more {unit} on it was considered, but the idea was dropped.', dict(dim='time')),
-    ('time_short', 'If it had rained, it would have taken {n} more {unit}, but the weather stayed dry.', dict(dim='time')),
-    ('money', 'A discount of {money} was promised, but it was never applied.', dict(dim='money')),
-    ('money', '{name} asked to borrow {money} but then changed their mind.', dict(dim='money')),
-    ('distance', 'If the main road had been closed, the trip would have been {n} {unit} longer, but the road was open.', dict(dim='distance')),
-    ('any', '{name} wanted to invite {n} friends to help, but in the end did not ask anyone.'),
-    ('any', '{name} planned to travel for {n} days, but the trip was cancelled.', dict(dim='time', unit='days')),
-  ]))
-
-NAMES = {'bn': [('রাজু', 'রাজুর'), ('মিনা', 'মিনার'), ('করিম', 'করিমের'), ('নাফিসা', 'নাফিসার'), ('সেলিম', 'সেলিমের'),
-                ('রিয়া', 'রিয়ার'), ('তানভীর', 'তানভীরের'), ('সুমি', 'সুমির'), ('জামাল', 'জামালের'), ('পলাশ', 'পলাশের')],
-         'en': [(n, n + "'s") for n in ['Omar', 'Priya', 'Lena', 'Marco', 'Hana', 'Tomas', 'Aisha', 'Ben', 'Sofia', 'Ravi']]}
-
-# %% ../nbs/stage_1_distractors.ipynb #ddec6ea9
-_RANGES = {  # (dim, unit) -> (lo, hi, step); unit '' = any unit of that dim
-    ('time', 'hour'): (2, 9, 1), ('time', 'minute'): (5, 55, 5), ('time', 'second'): (10, 50, 5), ('time', 'day'): (2, 12, 1),
-    ('time', 'week'): (2, 8, 1), ('time', 'month'): (2, 11, 1), ('time', 'year'): (2, 12, 1),
-    ('distance', 'kilo'): (2, 40, 1), ('distance', 'mile'): (2, 30, 1), ('distance', 'meter'): (20, 500, 10),
-    ('distance', 'feet'): (3, 60, 1), ('distance', 'inch'): (2, 30, 1), ('distance', ''): (2, 40, 1),
-    ('weight', 'gram'): (20, 500, 10), ('weight', 'kilo'): (2, 20, 1), ('weight', 'pound'): (2, 25, 1), ('weight', ''): (2, 16, 1),
-    ('volume', ''): (2, 9, 1), ('length', ''): (4, 30, 1), ('age', 'young'): (7, 15, 1), ('age', ''): (22, 45, 1), ('temperature', ''): (18, 38, 1), ('speed', ''): (6, 30, 1),
-    ('percent', ''): (15, 85, 5)}
-_UNIT_KEYS = {'ঘণ্টা': 'hour', 'ঘন্টা': 'hour', 'মিনিট': 'minute', 'সেকেন্ড': 'second', 'দিন': 'day', 'সপ্তাহ': 'week', 'মাস': 'month',
-              'বছর': 'year', 'কিলোমিটার': 'kilo', 'কিমি': 'kilo', 'মাইল': 'mile', 'মিটার': 'meter', 'ফুট': 'feet', 'ইঞ্চি': 'inch',
-              'গ্রাম': 'gram', 'কেজি': 'kilo', 'কিলোগ্রাম': 'kilo', 'পাউন্ড': 'pound'}
-
-_YOUNG = ('ছেলে', 'মেয়ে', 'শিশু', 'ছাত্র', 'শিক্ষার্থী', 'kid', 'child', 'student', 'boy', 'girl', 'pupil', 'camper')
-
-def _range_for(dim: str, unit: str, anchor: float | None) -> tuple[int, int, int]:
-    if dim == 'count':
-        hi = int(min(max(12, (anchor or 10) * 1.5 + 3), 300))
-        return 2, hi, 1
-    if dim == 'money' and unit == 'price': return 2, 40, 1
-    if dim == 'money':
-        hi = int(min(max(20, (anchor or 10) * 2), 5000))
-        return (2, hi, 1) if hi <= 60 else (5, hi, 5)
-    key = _UNIT_KEYS.get(unit) or next((k for k in ('hour', 'minute', 'second', 'day', 'week', 'month', 'year', 'kilo', 'mile',
-                                                    'meter', 'feet', 'foot', 'inch', 'gram', 'pound') if unit.lower().startswith(k)), '')
-    key = 'feet' if key == 'foot' else ('young' if unit == 'young' else key)
-    return _RANGES.get((dim, key)) or _RANGES.get((dim, '')) or (2, 20, 1)
-
-def _clash(x: float, forbidden) -> bool:
-    return round(float(x), 6) in {round(float(f), 6) for f in forbidden}
-
-def pick_number(rng: random.Random, dim: str, unit: str = '', anchor: float | None = None, forbidden=()) -> int:
-    "A number for a distractor of dimension `dim` (and `unit`), not in `forbidden`, not 0 or 1."
-    lo, hi, step = _range_for(dim, unit, anchor)
-    taken = {round(float(f), 6) for f in forbidden}
-    for widen in range(4):
-        choices = range(lo, hi * (widen + 1) + 1, step)
-        for _ in range(32):
-            x = rng.choice(choices)
-            if x > 1 and round(float(x), 6) not in taken: return x
-        free = [x for x in choices if x > 1 and round(float(x), 6) not in taken]
-        if free: return rng.choice(free)
-    raise DistractorError(f'no free number for {dim}/{unit} in {lo}..{hi * 4}')
-
-# %% ../nbs/stage_1_distractors.ipynb #53bbbd37
-GENERATOR_VERSION = 'offline-templates v1'
-
-def _plural_en(w: str) -> str:
-    head, sep, tail = w.partition(' of ')
-    irregular = {'child': 'children', 'person': 'people', 'man': 'men', 'woman': 'women', 'foot': 'feet', 'tooth': 'teeth', 'mouse': 'mice'}
-    if head in irregular: head = irregular[head]
-    elif head.endswith('s') or head in irregular.values(): pass
-    elif re.search(r'[^aeiou]y$', head): head = head[:-1] + 'ies'
-    elif head.endswith(('ch', 'sh', 'x', 'z')): head += 'es'
-    else: head += 's'
-    return head + sep + tail
-
-def _style(s: str, facts: Facts) -> str:
-    if facts.lang == 'en':
-        s = s[0].upper() + s[1:]
-        if facts.lowercase: s = re.sub(r'\s+', ' ', re.sub(r'([.,?!])', r' \1', s.lower())).strip()
-    return s
-
-def _money(x: int, facts: Facts, num: str) -> str:
-    if facts.lang == 'en': return f'$ {num}' if facts.lowercase else f'${num}'
-    return f'${num}' if facts.money == '$' else f'{num} {facts.money}'
-
-def _eligible(t: Template, facts: Facts) -> Anchor | None | bool:
-    "The anchor template `t` would use, True for an `any` template, or None if the problem cannot support it."
-    if t.lang != facts.lang or (t.pronoun and not facts.has_person): return None
-    if t.type == 'OAD' and t.attr in facts.dims: return None
-    if t.needs == 'any': return True
-    if t.needs in ('object', 'task', 'people'):
-        if facts.item is not None and facts.item.kind == t.needs: return facts.item
-        return next((a for a in facts.anchors if a.kind == t.needs), None)
-    dim, _, span = t.needs.partition('_')
-    return next((a for a in facts.anchors if a.kind == 'measure' and a.dim == dim and (not span or _time_span(a.item) == span)), None)
-
-def _time_span(unit: str) -> str:
-    "'short' for seconds, minutes and hours; 'long' for days, weeks and months; 'year' for years."
-    key = _UNIT_KEYS.get(unit) or unit.lower().rstrip('s')
-    return 'short' if key in ('second', 'minute', 'hour') else 'long' if key in ('day', 'week', 'month') else 'year'
-
-def fill_template(t: Template, facts: Facts, anchor, n: int, name: tuple, rng: random.Random) -> str:
-    "Template `t` written for this problem with number `n`."
-    num = format_number(n, script=facts.script)
-    a = anchor if isinstance(anchor, Anchor) else None
-    item = a.item if a and a.kind in ('object', 'task', 'people') else ''
-    if facts.lang == 'en' and item: item = _plural_en(item)
-    unit = (t.unit if t.unit != 'price' else '') or (a.item if a and a.kind == 'measure' else '')
-    if facts.lang == 'en' and unit and not t.unit and n != 1 and not unit.endswith('s') and unit not in ('km', 'kg', 'cm', 'lb'): unit = _plural_en(unit)
-    other = [d for d in DAYS[facts.lang] if d not in facts.days]
-    day = facts.days[0] if facts.days else ('সেদিন' if facts.lang == 'bn' else '')
-    slots = dict(n=num, item=item, cls=(a.cls if a and a.kind in ('object', 'task') else ''), unit=unit, money=_money(n, facts, num),
-                 name=name[0], name_gen=name[1], poss='তাঁর' if facts.honorific else 'তার',
-                 day=day, day_cap=f'On {day},' if day else 'That day,', other_day=rng.choice(other) if other else '')
-    s = t.text.format(**slots)
-    return _style(re.sub(r'\s+', ' ', s).strip(), facts)
-
-def offline_sentences(facts: Facts, types: list[str], rng: random.Random, forbidden=()) -> list[dict]:
-    "One distractor sentence per entry of `types` (fewer if templates run out): sentence, insert_after, value, type, template."
-    forbidden, used, out = set(forbidden), set(), []
-    names = [nm for nm in NAMES[facts.lang] if nm[0].lower() not in facts.question.lower()]
-    rng.shuffle(names)
-    for ty in types:
-        cands = [(t, _eligible(t, facts)) for t in TEMPLATES if t.type == ty and t.id not in used]
-        cands = [(t, a) for t, a in cands if a is not None]
-        grounded, generic = [c for c in cands if c[1] is not True], [c for c in cands if c[1] is True]
-        rng.shuffle(grounded); rng.shuffle(generic)
-        if not grounded + generic: continue
-        t, a = (grounded + generic)[0]
-        anchor_val = max((x.value for x in facts.anchors if isinstance(a, Anchor) and x.item == a.item), default=None)
-        unit = t.unit or (a.item if isinstance(a, Anchor) and a.kind == 'measure' else '')
-        if t.dim == 'age' and isinstance(a, Anchor) and any(w in a.item.lower() for w in _YOUNG): unit = 'young'
-        n = pick_number(rng, t.dim, unit, anchor_val, forbidden)
-        name = names[len(out) % len(names)]
-        s = fill_template(t, facts, a, n, name, rng)
-        if facts.q <= 1: k = 0
-        elif isinstance(a, Anchor): k = min(a.sentence, facts.q - 1)
-        else: k = rng.randint(1, facts.q - 1)
-        free = [j for j in range(1, facts.q) if j not in {o['insert_after'] for o in out}]
-        if any(o['insert_after'] == k for o in out) and free: k = rng.choice(free)
-        used.add(t.id); forbidden.add(n)
-        out.append(dict(sentence=s, insert_after=k, value=n, type=ty, template=t.id))
-    return out
-
-# %% ../nbs/stage_1_distractors.ipynb #d6b4322d
-def graph_values(gold: dict | None) -> set:
-    "Every value in a gold graph: constants and the result of each operation node."
-    if not gold: return set()
-    nodes = [n for n in gold['nodes'] if n.get('id') != 'final_result']
-    vals = {float(n['val']) for n in nodes if n.get('op') == 'const' and n.get('val') is not None}
-    for n in nodes:
-        if n.get('op') in ('const', None): continue
-        try: vals.add(execute(from_obj({'nodes': nodes + [dict(id='final_result', op='identity', args=[n['id']])]})))
-        except (GraphError, ValueError, KeyError, TypeError): pass
-    return vals
-
-def _seeded(seed: int, *parts) -> random.Random:
-    return random.Random(int(hashlib.sha256('|'.join(map(str, (seed, *parts))).encode()).hexdigest()[:16], 16))
-
-def offline_augment(problem, types: list[str], seed: int = 0, row_index: int | None = None, aug_label: str | None = None) -> dict:
-    "A DistractMath record for `problem` with one template sentence per entry of `types`."
-    for t in types:
-        if t not in AUG_TYPES: raise DistractorError(f'unknown augmentation type {t!r}; have {AUG_TYPES}')
-    q, answer, lang, pid = _get(problem, 'question'), float(_get(problem, 'answer')), _get(problem, 'lang'), _get(problem, 'id')
-    facts = problem_facts(q, lang)
-    forbidden = {n.value for n in _numbers(q)} | {answer} | graph_values(_get(problem, 'gold_graph'))
-    label = aug_label or '+'.join(dict.fromkeys(types))
-    rng = _seeded(seed, pid, label, len(types))
-    sents = offline_sentences(facts, list(types), rng, forbidden)
-    if not sents: raise DistractorError(f'{pid}: no template fits this problem for {types}')
-    modified, used = insert_sentences(q, [(s['sentence'], s['insert_after']) for s in sents])
-    vals = [s['value'] for s in sents]
-    what = {'RED': 'another person/place/day', 'OAD': 'an attribute in another dimension', 'NEED': 'an event undone or not real'}
-    just = (f"template: {', '.join(map(str, vals))} about {'; '.join(dict.fromkeys(what[s['type']] for s in sents))}; "
-            f"not in the gold computation")
-    return dict(row_index=row_index if row_index is not None else (_get(problem, 'meta') or {}).get('row'),
-                id=pid, original_question=q, modified_question=modified, ground_truth=answer, augmentation_type=label,
-                added_sentences=[s['sentence'] for s in sents], justification=just, answers_match=True,
-                distractor_values=[float(v) for v in vals], n_distractors=len(vals), insert_after=used,
-                added_types=[s['type'] for s in sents], templates=[s['template'] for s in sents],
-                lang=lang, source=_get(problem, 'source'), generator=f'{GENERATOR_VERSION}, seed {seed}')
-
-# %% ../nbs/stage_1_distractors.ipynb #2a5709a8
-def check_record(r: dict) -> list[str]:
-    "What is wrong with a DistractMath record (an empty list if nothing)."
-    errs = []
-    q, m, added = r['original_question'], r['modified_question'], r['added_sentences']
-    probs = {n.value for n in _numbers(q)} | {float(r['ground_truth'])}
-    got = [n.value for s in added for n in extract_numbers(s, ones=False)]
-    if sorted(got) != sorted(r.get('distractor_values', got)): errs.append(f'numbers in added sentences {got} != distractor_values {r.get("distractor_values")}')
-    if any(_clash(v, probs) for v in got): errs.append(f'a distractor number equals a problem number or the answer: {got}')
-    if r.get('n_distractors') is not None and r['n_distractors'] != len(r.get('distractor_values', got)): errs.append('n_distractors mismatch')
-    so, sm = split_sentences(q), split_sentences(m)
-    if sm[-1] != so[-1]: errs.append('the last sentence changed')
-    qs = so[question_number(so) - 1]
-    if qs not in sm or any(sm.index(qs) < sm.index(s) for s in added if s in sm): errs.append('an added sentence comes after the question')
-    if any(s not in sm for s in added): errs.append('an added sentence is not a sentence of the modified problem')
-    if len({_norm(s) for s in added}) < len(added) or any(_norm(s) in {_norm(x) for x in so} for s in added): errs.append('duplicate sentence')
-    rest = m
-    for s in added: rest = rest.replace(s, '', 1)
-    if re.sub(r'\s+', '', rest) != re.sub(r'\s+', '', q): errs.append('the original text was changed')
-    return errs
-
 # %% ../nbs/stage_1_distractors.ipynb #8f670c32
 SOURCES = ('mgsm_bn', 'msvamp_bn', 'mgsm_en', 'msvamp_en')
 SIZES = {2: 0.4, 3: 0.6}
+
+def _failure(p, t: str, e: DistractorError) -> dict:
+    return dict(id=_get(p, 'id'), type=t, reasons=' | '.join(k for k, v in SHORTFALL.items() if v in str(e)), error=str(e))
 
 def build_typed(problems: list, seed: int = 0, sizes: dict = SIZES) -> tuple[list[dict], list[dict]]:
     "One record per (problem, type) with a seeded number of sentences; returns (records, failures)."
@@ -825,7 +264,7 @@ def build_typed(problems: list, seed: int = 0, sizes: dict = SIZES) -> tuple[lis
         for t in AUG_TYPES:
             k = _seeded(seed, _get(p, 'id'), t, 'size').choices(list(sizes), weights=list(sizes.values()))[0]
             try: recs.append(offline_augment(p, [t] * k, seed, row_index=i, aug_label=t))
-            except DistractorError as e: fails.append(dict(id=_get(p, 'id'), type=t, reason=str(e)))
+            except DistractorError as e: fails.append(_failure(p, t, e))
     return recs, fails
 
 def build_dose(problems: list, seed: int = 0, max_k: int = 5) -> tuple[list[dict], list[dict]]:
@@ -835,7 +274,7 @@ def build_dose(problems: list, seed: int = 0, max_k: int = 5) -> tuple[list[dict
         k, start = 1 + i % max_k, _seeded(seed, _get(p, 'id'), 'dose').randrange(3)
         types = [AUG_TYPES[(start + j) % 3] for j in range(k)]
         try: recs.append(offline_augment(p, types, seed, row_index=i, aug_label='MIXED'))
-        except DistractorError as e: fails.append(dict(id=_get(p, 'id'), type='MIXED', reason=str(e)))
+        except DistractorError as e: fails.append(_failure(p, 'MIXED', e))
     return recs, fails
 
 def distractmath_dir(cfg=None) -> Path:
@@ -855,7 +294,7 @@ def build_all(cfg=None, seed: int = 0, sources=SOURCES, out: Path | None = None)
     return res
 
 def summary_table(res: dict):
-    "Table-11 style: records, problems, records per type, distractors per problem (mean/min/max), failures, check errors."
+    "Table-11 style: records, problems, records per type, distractors per problem (mean/min/max), shortfalls, failures, check errors."
     import pandas as pd
     rows = []
     for name, (recs, fails) in res.items():
@@ -863,69 +302,97 @@ def summary_table(res: dict):
         types = {t: sum(r['augmentation_type'] == t for r in recs) for t in (*AUG_TYPES, 'MIXED')}
         rows.append(dict(split=name.removesuffix('.jsonl'), records=len(recs), problems=len({r['id'] for r in recs}), **types,
                          distractors_mean=round(sum(n) / len(n), 2) if n else None, distractors_min=min(n, default=None),
-                         distractors_max=max(n, default=None), fallback_templates=sum(any(_is_generic(t) for t in r['templates']) for r in recs),
+                         distractors_max=max(n, default=None), requested_mean=round(sum(r['n_requested'] for r in recs) / len(recs), 2) if recs else None,
+                         fewer_than_asked=sum(r['n_distractors'] < r['n_requested'] for r in recs),
                          failed=len(fails), check_errors=sum(bool(check_record(r)) for r in recs)))
     return pd.DataFrame(rows)
 
-def _is_generic(template_id: str) -> bool:
-    return next(t.needs == 'any' for t in TEMPLATES if t.id == template_id)
+def shortfall_table(res: dict):
+    "Why sentences are missing, per split: sentences missing from kept records and (problem, type) pairs left out, by reason."
+    import pandas as pd
+    rows = []
+    for name, (recs, fails) in res.items():
+        for k in SHORTFALL:
+            rows.append(dict(split=name.removesuffix('.jsonl'), reason=k, missing_in_records=sum(r['shortfall'].get(k, 0) for r in recs),
+                             records_left_out=sum(k in f['reasons'].split(' | ') for f in fails), meaning=SHORTFALL[k]))
+    return pd.DataFrame(rows)
+
 
 # %% ../nbs/stage_1_distractors.ipynb #79c8f046
-def write_data_card(table, path: Path, seed: int):
-    "The data card of generated/distractmath (fields, provenance, the summary table)."
-    cols = ['split', 'records', 'problems', 'RED', 'OAD', 'NEED', 'MIXED', 'distractors_mean', 'distractors_min', 'distractors_max', 'fallback_templates', 'failed', 'check_errors']
-    rows = ['| ' + ' | '.join(cols) + ' |', '|' + '---|' * len(cols)] + ['| ' + ' | '.join(str(r[c]) for c in cols) + ' |' for _, r in table.iterrows()]
+def _md_table(df) -> str:
+    cols = list(df.columns)
+    return '\n'.join(['| ' + ' | '.join(cols) + ' |', '|' + '---|' * len(cols)] + ['| ' + ' | '.join(str(r[c]) for c in cols) + ' |' for _, r in df.iterrows()])
+
+def write_data_card(table, shortfalls, path: Path, seed: int):
+    "The data card of generated/distractmath (fields, provenance, the summary and shortfall tables)."
+    short = shortfalls[(shortfalls.missing_in_records > 0) | (shortfalls.records_left_out > 0)].drop(columns='meaning')
     text = f"""# DistractMath (local, offline build)
 
-Distractor-augmented versions of MGSM and MSVAMP (Bangla and English), built by `nbs/00a_distractors.ipynb`
-(`dagger.distractors.build_all`) with **{GENERATOR_VERSION}, seed {seed}**, from the vendored benchmarks in
+Distractor-augmented versions of MGSM and MSVAMP (Bangla and English), built by `nbs/stage_1_distractors.ipynb`
+(`dagger.distractors.build_all`) with **{GENERATOR_VERSION}, seed {seed}** (`dagger.offline`, taught in
+`nbs/lib_19_offline.ipynb`; its rules are the TSV files in `dagger/rules/`), from the vendored benchmarks in
 `data/mgsm` and `data/msvamp` and their gold graphs (`dagger.data`). No language model was used: every added
-sentence comes from a template grounded in the problem's own items, units, days and register, and carries exactly
-one new number. These files stand in for the paper's `dipta007/DistractMath-Bn` (GPT-4.1-written, human-reviewed),
+sentence fills a typed frame with a lexicon noun, place or unit the problem itself names, and carries exactly one
+new number. These files stand in for the paper's `dipta007/DistractMath-Bn` (GPT-4.1-written, human-reviewed),
 which `dagger.data.load_split('<source>_<lang>_distract')` reads under `data_source = hub` (an unreachable hub is
 then an error); `local` reads these files, and `auto` falls back to them with a warning.
 
 Files (JSONL, one record per line):
-- `<source>_<lang>.jsonl` — one record per (problem, type): RED, OAD and NEED for every problem, 2–3 sentences each.
-- `dose_<source>_<lang>.jsonl` — one record per problem with `1 + row % 5` distractors of cycling types
+- `<source>_<lang>.jsonl`: one record per (problem, type) the rules can serve; 2–3 sentences asked for.
+- `dose_<source>_<lang>.jsonl`: one record per problem with `1 + row % 5` distractors asked for, of cycling types
   (`augmentation_type` = `MIXED`), for a robustness-versus-dose curve.
+- `failures.csv`: every (split, problem, type) left out, with the reason.
 
 Fields (the DistractMath-BN fields first, then ours):
 - `row_index` (index of the problem in the source split), `original_question`, `modified_question`,
   `ground_truth` (the unchanged answer), `augmentation_type` (RED | OAD | NEED | MIXED), `added_sentences`,
   `justification`, `answers_match` (always true: preserved by construction);
 - `id` (the source problem's id in `dagger.data`, e.g. `mgsm_bn-007`), `distractor_values` (exactly the numbers
-  added, in sentence order), `n_distractors`, `insert_after` (1-based sentence after which each sentence was put;
-  never the question), `added_types`, `templates` (template ids), `lang`, `source` and `generator`.
+  added, in sentence order), `n_distractors`, `n_requested` (how many were asked for), `shortfall` (why sentences
+  are missing: reason -> count), `insert_after` (1-based sentence after which each sentence was put; never the
+  question), `added_types`, `templates` (frame ids, rows of `dagger/rules/templates.tsv`), `slots` (the filled
+  frame: class, noun, place, unit, value, range, name, time), `lang`, `source` and `generator`.
 
-Checked automatically for every record (`dagger.distractors.check_record`): no added number equals a number of the
-problem or the answer (nor, by construction, any intermediate value of the gold graph); the numbers read back from
-the added sentences are exactly `distractor_values`; the question sentence is still last; no duplicate sentences;
-deleting the added sentences gives back the original text.
+Checked automatically for every record (`dagger.offline.check_record`): no added number equals a number of the
+problem or the answer (nor, by construction, any value of the gold graph); the numbers read back from the added
+sentences are exactly `distractor_values`; the question sentence is still last; no duplicate sentences; deleting
+the added sentences gives back the original text; each frame fits its noun's class and size; the noun is in the
+lexicon and named in the problem; a RED sentence is about the question's item; an OAD dimension is new to the
+problem; the number lies in the rules' range; the sentence re-renders exactly from its slot; no new person comes
+right before a pronoun.
 
-Known limits: template sentences are grammatical but formulaic; the item read from the text is sometimes not a
-tangible thing (then a generic `task` template or an `any` fallback is used — `fallback_templates` counts records
-with at least one generic sentence); a few source problems are themselves broken (e.g. MSVAMP-bn row 914 is truncated).
+Known limits: the sentences are grammatical but come from a hundred or so frames, so they recur across problems;
+the problem is read through the lexicon, not understood, so a noun missing from it (or a problem that names few
+things) yields fewer sentences than the paper's 2.7 per problem (Table 11: 2.76 MGSM, 2.68 MSVAMP); a few source
+problems are themselves broken (e.g. MSVAMP-bn row 914 is truncated).
 
 Source licences: MGSM (CC BY-SA 4.0, `data/mgsm/LICENSE`), MSVAMP (`data/msvamp/LICENSE`), GSM8K (MIT).
 
 ## Summary (distractors per problem)
 
-{chr(10).join(rows)}
+{_md_table(table)}
+
+## Why sentences are missing
+
+{_md_table(short) if len(short) else 'Nothing is missing.'}
+
+Reasons: {'; '.join(f'`{k}`: {v}' for k, v in SHORTFALL.items())}.
 """
     atomic_write_text(path, text)
 
+
 # %% ../nbs/stage_1_distractors.ipynb #7c69fe72
 def examples_table(recs: list[dict]) -> str:
-    "A Markdown table: type, original, augmented (inserted sentences in bold), added numbers."
-    rows = ['| id | type | original | augmented | added numbers |', '|---|---|---|---|---|']
+    "A Markdown table: type, original, augmented (inserted sentences in bold), gloss of each added sentence, added numbers."
+    rows = ['| id | type | original | augmented | gloss of the added sentences | added numbers |', '|---|---|---|---|---|---|']
+    cell = lambda t: t.replace('|', '\\|').replace('\n', ' ')
     for r in recs:
         m = r['modified_question']
         for s in r['added_sentences']: m = m.replace(s, f'**{s}**', 1)
-        cell = lambda t: t.replace('|', '\\|').replace('\n', ' ')
         rows.append(f"| {r['id']} | {r['augmentation_type']} | {cell(r['original_question'])} | {cell(m)} | "
-                    f"{', '.join(format_number(v) for v in r['distractor_values'])} |")
+                    f"{cell(' / '.join(record_glosses(r)))} | {', '.join(format_number(v) for v in r['distractor_values'])} |")
     return '\n'.join(rows)
+
 
 # %% ../nbs/stage_1_distractors.ipynb #e9c45eb1
 def distractor_model(cfg) -> tuple[str, str]:

@@ -1,4 +1,4 @@
-"Tests for dagger.distractors: splitting, insertion, prompts, reply parsing, the LLM pipeline on recorded replies, the offline generator and the committed splits."
+"Tests for dagger.distractors and dagger.offline: splitting, insertion, prompts, reply parsing, the LLM pipeline on recorded replies, the offline rules and generator, and the committed splits."
 import json, random
 from pathlib import Path
 
@@ -222,22 +222,56 @@ def test_pipeline_with_cached_backend(tmp_path):
     assert s2['generate_cached'] == s2['generate_calls'] and s1['generate_cached'] == 0
 
 
-# --- offline generator --------------------------------------------------------------------------------------
-def test_anchors_and_facts():
-    a = D.find_anchors(BN, 'bn')
-    assert [(x.value, x.kind, x.item, x.cls) for x in a] == [(18, 'people', 'ছেলেমেয়ে', ' জন'), (10, 'people', 'ছেলেমেয়ে', ' জন')]
-    f = D.problem_facts(EN, 'en')
-    assert f.item.item == 'eggs' and 'money' in f.dims and f.q == 4 and not f.lowercase
-    assert D.problem_facts('a b 3 c . how many ?', 'en').lowercase
-    with pytest.raises(D.DistractorError): D.problem_facts(BN, 'xx')
+# --- offline generator (dagger.offline; stage 1 re-exports what it uses) ------------------------------------------
+from dagger import offline as O
 
 
-def test_bn_stems():
-    assert D._bn_stem('কুকুরের', 'কুকুরের কাজ') == 'কুকুর'
-    assert D._bn_stem('পাখির', 'দুটি পাখি উড়ল') == 'পাখি'
-    assert D._bn_stem('ফিগার', 'x') == 'ফিগার'
-    assert D._bn_stem('ছেলেমেয়ের', 'x') == 'ছেলেমেয়ে'
-    assert D._bn_stem('ডিমগুলি', 'ডিম খান') == 'ডিম'
+@pytest.mark.parametrize('word,stem', [
+    ('ছেলেমেয়ের', 'ছেলেমেয়ে'),                 # য় precomposed (U+09DF)
+    ('ছেলেমেয়ের', 'ছেলেমেয়ে'),                # য় decomposed (U+09AF U+09BC): the same noun after NFC
+    ('ছাত্রদের', 'ছাত্র'), ('শিশুর', 'শিশু'), ('কুকুরের', 'কুকুর'), ('পাখির', 'পাখি'), ('ডিমগুলি', 'ডিম'),
+    ('টি-শার্টগুলো', 'টি-শার্ট'),               # টি here is part of the noun, not a classifier
+    ('দোকানে', 'দোকান'),
+])
+def test_bn_lookup_finds_the_stem(word, stem):
+    assert O.bn_lookup(word).word == stem
+
+
+@pytest.mark.parametrize('word', ['পান', 'ছিলেন', '৪টে', 'গ্রাম', 'ঘণ্টা', 'টে', 'ছেলেমেয়', 'বন্ধুদ'])
+def test_bn_lookup_rejects_non_nouns(word):
+    assert O.bn_lookup(word) is None        # verbs, clock times, units and truncated stems are never items
+
+
+def test_lexicon_classes_and_inflection():
+    lex = O.lexicon('bn')
+    assert lex['ছেলেমেয়ে'].cls == 'person' and lex['দোকান'].cls == 'place' and lex['ডিম'].cls == 'food'
+    assert O.bn_genitive(lex['ডিম']) == 'ডিমের' and O.bn_genitive(lex['পাখি']) == 'পাখির'
+    assert O.bn_plural(lex['ছাত্র']) == 'ছাত্ররা' and O.bn_locative(lex['দোকান']) == 'দোকানে'
+    with pytest.raises(D.DistractorError): O.lexicon('xx')
+
+
+def test_rules_files_are_checked(tmp_path):
+    (tmp_path/'bad.tsv').write_text('a\tb\n# a comment\nx\n1\t2\t3\n', encoding='utf-8')
+    with pytest.raises(O.RulesError, match='bad.tsv:4'): O.read_rules('bad.tsv', tmp_path)     # the line is named
+    with pytest.raises(O.RulesError, match='no such rules file'): O.read_rules('none.tsv', tmp_path)
+    (tmp_path/'ok.tsv').write_text('a\tb\nx\n', encoding='utf-8')
+    assert O.read_rules('ok.tsv', tmp_path) == [(2, dict(a='x', b=''))]
+
+
+def test_read_problem():
+    r = O.read_problem(BN, 'bn')
+    assert r.target.noun.word == 'ছেলেমেয়ে' and r.q == 3
+    assert [(m.noun.word, m.value) for m in r.mentions if m.value] == [('ছেলেমেয়ে', 18.0), ('ছেলেমেয়ে', 10.0)]
+    e = O.read_problem(EN, 'en')
+    assert e.target.unit.dim == 'money' and ('egg', 16.0) in [(m.noun.word, m.value) for m in e.mentions]
+    with pytest.raises(D.DistractorError): O.read_problem(BN, 'xx')
+
+
+def test_pronoun_rule():
+    assert O.has_pronoun('তার কক্ষ বড়।', 'bn') and not O.has_pronoun('এটি তার চেয়ে বড়।', 'bn')
+    assert O.has_pronoun('She runs.', 'en', 'f') and not O.has_pronoun('She runs.', 'en', 'm')
+    assert not O.pronoun_safe(['রিয়ার কাছে ৭টি বই ছিল।', 'তার কক্ষ বড়।'], ['f', ''], 'bn')
+    assert O.pronoun_safe(['তার কক্ষ বড়।', 'রিয়ার কাছে ৭টি বই ছিল।'], ['', 'f'], 'bn')
 
 
 @pytest.mark.parametrize('lang,q', [('bn', BN), ('en', EN)])
@@ -245,8 +279,10 @@ def test_bn_stems():
 def test_offline_record_is_valid(lang, q, t):
     r = D.offline_augment(dict(id='x', question=q, answer=8.0 if lang == 'bn' else 18.0, lang=lang, source='s'), [t] * 3, seed=3)
     assert D.check_record(r) == []
-    assert r['augmentation_type'] == t and r['n_distractors'] == len(r['added_sentences']) == len(r['distractor_values'])
-    assert len(set(r['templates'])) == len(r['templates'])
+    assert r['augmentation_type'] == t and r['n_distractors'] == len(r['added_sentences']) == len(r['distractor_values']) == len(r['slots'])
+    assert 1 <= r['n_distractors'] <= r['n_requested'] == 3 and sum(r['shortfall'].values()) == 3 - r['n_distractors']
+    assert len(set(r['templates'])) == len(r['templates']) and r['generator'].startswith(O.GENERATOR_VERSION)
+    assert len(D.record_glosses(r)) == r['n_distractors']
 
 
 def test_offline_numbers_avoid_gold_intermediates():
@@ -259,10 +295,18 @@ def test_offline_numbers_avoid_gold_intermediates():
         assert not set(r['distractor_values']) & {18.0, 10.0, 8.0, 144.0}
 
 
-def test_pick_number():
+def test_pick_value_and_ranges():
     rng = random.Random(0)
-    assert all(D.pick_number(rng, 'count', anchor=3, forbidden={2, 3, 4}) not in {0, 1, 2, 3, 4} for _ in range(100))
-    with pytest.raises(D.DistractorError): D.pick_number(rng, 'percent', forbidden=set(range(0, 400)))
+    assert all(O.pick_value(rng, 2, 40, 1, forbidden={2, 3, 4}) not in {2, 3, 4} for _ in range(100))
+    assert O.pick_value(rng, 2, 3, 1, forbidden={2, 3}) is None
+    egg, apple = O.find_range('weight', 'food', 'small', 'bn', word='ডিম'), O.find_range('weight', 'food', 'small', 'bn', word='আপেল')
+    assert egg.hi <= 70 < apple.hi and O.find_range('weight', 'food', 'micro', 'bn') is None
+
+
+def test_no_fitting_frame_means_no_sentence():
+    "A problem that names nothing the lexicon knows gets no sentence, and the error says why (no generic fallback)."
+    p = dict(id='z', question='ক খ গ ৩। ঘ ঙ কত?', answer=3.0, lang='bn', source='s')
+    with pytest.raises(D.DistractorError, match='no unused template fits'): D.offline_augment(p, ['OAD'])
 
 
 def test_offline_bad_type():
@@ -278,6 +322,10 @@ def test_check_record_catches_problems():
     assert D.check_record(bad)
     bad = dict(r, modified_question=r['modified_question'].replace('১০', '১১'))
     assert any('original text' in e for e in D.check_record(bad))
+    s0 = r['slots'][0]
+    assert D.check_record(dict(r, slots=[dict(s0, value=s0['value'] + 1000)] + r['slots'][1:]))   # out of range, text differs
+    assert D.check_record(dict(r, slots=[dict(s0, item='দোকান')] + r['slots'][1:]))               # a place in an item frame
+    assert D.check_record(dict(r, slots=[dict(s0, item='বই')] + r['slots'][1:]))                  # not named in the problem
 
 
 # --- the committed splits -----------------------------------------------------------------------------------
@@ -287,21 +335,27 @@ FILES = [f'{p}{s}.jsonl' for s in D.SOURCES for p in ('', 'dose_')]
 def test_committed_split_checks(name):
     recs = read_jsonl(DM/name)
     assert recs and all(D.check_record(r) == [] for r in recs)
+    assert all(r['generator'].startswith(O.GENERATOR_VERSION) and 1 <= r['n_distractors'] <= r['n_requested'] for r in recs)
+    per_problem = {}
+    for r in recs: per_problem[r['id']] = per_problem.get(r['id'], 0) + 1
     if not name.startswith('dose_'):
-        assert {r['augmentation_type'] for r in recs} == set(D.AUG_TYPES)
-        assert len(recs) == 3 * len({r['id'] for r in recs})
+        assert {r['augmentation_type'] for r in recs} == set(D.AUG_TYPES) and max(per_problem.values()) <= 3
+        assert all(set(r['added_types']) == {r['augmentation_type']} for r in recs)
     else:
-        assert sorted({r['n_distractors'] for r in recs}) == [1, 2, 3, 4, 5]
+        assert sorted({r['n_requested'] for r in recs}) == [1, 2, 3, 4, 5] and max(per_problem.values()) == 1
 
 
 @pytest.mark.parametrize('src', D.SOURCES)
 def test_committed_splits_rebuild_identically(src):
-    "The committed data is exactly what the generator writes with seed 0."
+    "The committed data is exactly what the generator writes with seed 0, and every left-out pair is listed with its reason."
     from dagger.data import load_split
+    import csv
     probs = load_split(src)
+    listed = {(f['id'], f['type']) for f in csv.DictReader((DM/'failures.csv').open(encoding='utf-8')) if f['split'].removeprefix('dose_') == src}
     for name, fn in [(f'{src}.jsonl', D.build_typed), (f'dose_{src}.jsonl', D.build_dose)]:
         recs, fails = fn(probs, seed=0)
-        assert not fails
+        assert all(f['reasons'] for f in fails) and {(f['id'], f['type']) for f in fails} <= listed
+        assert len(recs) + len(fails) == len(probs) * (1 if name.startswith('dose_') else 3)
         text = ''.join(json.dumps(r, ensure_ascii=False) + '\n' for r in recs)
         assert text == (DM/name).read_text(encoding='utf-8'), name
 
@@ -309,7 +363,7 @@ def test_committed_splits_rebuild_identically(src):
 def test_loader_reads_committed_split():
     from dagger.data import load_split
     recs = load_split('mgsm_bn_distract', source='local')
-    assert len(recs) == 750 and {r.aug_type for r in recs} == set(D.AUG_TYPES)
+    assert len(recs) == len(read_jsonl(DM/'mgsm_bn.jsonl')) and {r.aug_type for r in recs} == set(D.AUG_TYPES)
     r = recs[0]
     assert r.original_question and r.added_sentences and r.question != r.original_question
 
