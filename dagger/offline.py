@@ -13,14 +13,15 @@ from .graph import from_obj, execute, GraphError
 from .data import AUG_TYPES
 
 # %% auto #0
-__all__ = ['CLASSES', 'TAGS', 'DIMS', 'COUNT_BOUNDS', 'FRAMES', 'SLOTS', 'YA', 'ATTR_DIM', 'SHORTFALL', 'GENERATOR_VERSION',
-           'DistractorError', 'sentence_spans', 'split_sentences', 'question_number', 'insert_sentences', 'RulesError',
-           'nfc', 'rules_dir', 'read_rules', 'Noun', 'lexicon', 'Unit', 'units', 'unit_word', 'names', 'times', 'Range',
-           'measures', 'find_range', 'count_range', 'pick_value', 'Template', 'templates', 'template', 'bn_genitive',
-           'bn_plural', 'bn_plural_genitive', 'bn_locative', 'bn_lookup', 'tokens', 'lookup_noun', 'lookup_unit',
-           'Mention', 'Target', 'money_style', 'money_key', 'question_target', 'has_pronoun', 'Reading', 'read_problem',
-           'Slot', 'slot_values', 'render', 'gloss', 'fits', 'red_target', 'count_anchor', 'candidates', 'pronoun_safe',
-           'offline_sentences', 'graph_values', 'offline_augment', 'record_glosses', 'check_record']
+__all__ = ['CLASSES', 'TAGS', 'DIMS', 'COUNT_BOUNDS', 'FRAMES', 'SLOTS', 'YA', 'ATTR_DIM', 'RED_UNIT_DIMS', 'BOUGHT', 'SHORTFALL',
+           'GENERATOR_VERSION', 'DistractorError', 'sentence_spans', 'split_sentences', 'question_number',
+           'insert_sentences', 'RulesError', 'nfc', 'rules_dir', 'read_rules', 'Noun', 'lexicon', 'Unit', 'units',
+           'unit_word', 'names', 'times', 'Range', 'measures', 'find_range', 'count_range', 'pick_value', 'Template',
+           'templates', 'template', 'bn_genitive', 'bn_plural', 'bn_plural_genitive', 'bn_locative', 'bn_lookup',
+           'tokens', 'lookup_noun', 'lookup_unit', 'Mention', 'Target', 'money_style', 'money_key', 'question_target',
+           'has_pronoun', 'Reading', 'read_problem', 'Slot', 'slot_values', 'render', 'gloss', 'fits', 'red_target',
+           'count_anchor', 'origins', 'has_origin', 'candidates', 'pronoun_safe', 'offline_sentences', 'graph_values',
+           'offline_augment', 'record_glosses', 'check_record']
 
 # %% ../nbs/lib_19_offline.ipynb #ef8e95e7
 class DistractorError(ValueError):
@@ -236,10 +237,12 @@ def find_range(measure: str, cls: str, size: str, lang: str, unit: str | None = 
 COUNT_BOUNDS = (2, 1000)
 
 def count_range(r: Range, anchor: float | None) -> tuple[int, int]:
-    "A count near the problem's own count of the item (half to one and a half times it), else the row's range."
+    "A count near the problem's own count of the item (half to one and a half times it), else the row's range; a row for a size caps it."
     if not anchor or anchor < 2: return r.lo, r.hi
     lo = max(COUNT_BOUNDS[0], round(anchor * 0.5))
-    return lo, min(COUNT_BOUNDS[1], max(lo + 5, round(anchor * 1.5)))
+    lo, hi = lo, min(COUNT_BOUNDS[1], max(lo + 5, round(anchor * 1.5)))
+    if r.size != '*' and hi > r.hi: lo, hi = min(lo, r.lo), r.hi     # nobody buys 264 drums
+    return lo, hi
 
 def _clash(x: float, forbidden) -> bool:
     return round(float(x), 6) in {round(float(f), 6) for f in forbidden}
@@ -469,7 +472,7 @@ def _asked_noun_or_unit(qsent: str, lang: str, money: str) -> Target | None:
         if u: return Target(unit=unit_word(money_key(money), lang) if u.dim == 'money' else u) if u.dim != 'container' else None
         if (nfc(t) if lang == 'bn' else t.lower()) not in _SKIP[lang]: break
 
-_ASK_DIM = {'bn': [('money', nfc(r'টাকা|ডলার|\$|খরচ|উপার্জন|আয়|দাম|মূল্য|লাভ|বেতন|সঞ্চয়|ব্যয়')), ('distance', nfc(r'দূর|দূরত্ব')), ('time', nfc(r'কতক্ষণ|কত সময়')), ('weight', nfc(r'ওজন'))],
+_ASK_DIM = {'bn': [('money', nfc(r'টাকা|ডলার|\$|খরচ|উপার্জন|আয়(?!তন)|দাম|মূল্য|লাভ|বেতন|সঞ্চয়|ব্যয়')), ('distance', nfc(r'দূর|দূরত্ব')), ('time', nfc(r'কতক্ষণ|কত সময়')), ('weight', nfc(r'ওজন'))],
             'en': [('money', r'\$|money|cost|pay|spend|spent|earn|make|charge|save|profit|price'), ('distance', r'how far|distance'),
                    ('time', r'how long'), ('weight', r'weigh')]}
 
@@ -653,6 +656,19 @@ def _measure_seed(t: Template, key: str, r: Reading) -> dict | None:
     row = find_range(t.measure, '*', '*', r.lang, key)
     return dict(cls=t.classes[0], unit=key, lo=row.lo, hi=row.hi, step=row.step) if row else None
 
+RED_UNIT_DIMS = ('money', 'time', 'distance')     # a RED about an amount only where the amount itself is asked for
+BOUGHT = ('bought_years', 'bought_days', 'far')    # frames that say where or when the items were bought
+
+@functools.cache
+def origins(lang: str) -> tuple[str, ...]:
+    "Word stems (`origins.tsv`) that tell where a problem's items come from: made, picked, grown, received."
+    return tuple(r['stem'] for _, r in read_rules('origins.tsv') if r['lang'] == lang)
+
+def has_origin(r: Reading) -> bool:
+    "Whether the problem already says where its items come from (then no sentence may say they were bought)."
+    text = r.question if r.lang == 'bn' else r.question.lower()
+    return any(w in text for w in origins(r.lang))
+
 def candidates(r: Reading, ty: str) -> list[tuple[Template, dict]]:
     "(template, seed) pairs that fit problem `r` for type `ty`; a seed holds the slot's noun, place, unit and range."
     ts = [t for t in templates() if t.type == ty and t.lang == r.lang]
@@ -660,7 +676,8 @@ def candidates(r: Reading, ty: str) -> list[tuple[Template, dict]]:
     first = [m.noun for m in r.mentions if m.value is not None] + ([target.noun] if target and target.noun else [])
     nouns = list(dict.fromkeys(n for n in first if n.cls != 'place'))         # OAD says "each X": only nouns the problem counts or asks for
     named = list(dict.fromkeys(n for n in first + [m.noun for m in r.mentions] if n.cls != 'place'))   # NEED: any named noun, counted first
-    places = list(dict.fromkeys(m.noun for m in r.mentions if m.noun.cls == 'place'))
+    many = {m.noun.word for m in r.mentions if m.value is not None and m.value >= 2}
+    places = list(dict.fromkeys(m.noun for m in r.mentions if m.noun.cls == 'place' and m.noun.word not in many))   # "the school" only when there is one
     out = []
     def add_noun(t, n, place=None):
         seed = _count_seed(t, n, r)
@@ -670,12 +687,13 @@ def candidates(r: Reading, ty: str) -> list[tuple[Template, dict]]:
             if r.total and not t.total_ok: continue
             if target and target.noun and fits(t, target.noun):
                 for p in (places if '{place' in t.text else [None]): add_noun(t, target.noun, p)
-            if target and target.unit and target.unit.dim in t.classes:
+            if target and target.unit and target.unit.dim in t.classes and target.unit.dim in RED_UNIT_DIMS:
                 seed = _measure_seed(t, target.unit.key, r)
                 if seed: out.append((t, dict(seed, item='', place='')))
         return out
     for t in ts:
         if ty == 'OAD' and ATTR_DIM[t.measure] in r.dims: continue
+        if t.measure in BOUGHT and 'person' not in t.classes and has_origin(r): continue
         for n in (nouns if ty == 'OAD' else named):
             if fits(t, n): add_noun(t, n)
         for p in places:
