@@ -323,7 +323,25 @@ def _md_table(df) -> str:
     cols = list(df.columns)
     return '\n'.join(['| ' + ' | '.join(cols) + ' |', '|' + '---|' * len(cols)] + ['| ' + ' | '.join(str(r[c]) for c in cols) + ' |' for _, r in df.iterrows()])
 
-def write_data_card(table, shortfalls, path: Path, seed: int):
+REVIEW_COLS = ('grammatical', 'plausible', 'right_type', 'answer_preserving')
+
+def review_table(path: Path, res: dict):
+    "Per source and type, the share of reviewed sentences judged grammatical, plausible, of their type, and all four (with n); only sentences still in this build count."
+    import pandas as pd
+    from dagger.stats import wilson
+    d = pd.read_csv(path)
+    have = {(r['id'], r['augmentation_type'], s) for recs, _ in res.values() for r in recs for s in r['added_sentences']}
+    d = d[[(a, b, c) in have for a, b, c in zip(d['id'], d['type'], d['sentence'])]].copy()
+    d['all_four'] = d[list(REVIEW_COLS)].min(axis=1)
+    rows = []
+    for (src, ty), g in [*d.groupby(['source', 'type']), (('all', 'all'), d)]:
+        k, n = int(g['all_four'].sum()), len(g)
+        lo, hi = wilson(k, n) if n else (float('nan'), float('nan'))
+        rows.append(dict(source=src, type=ty, n=n, **{c: round(100 * g[c].mean()) for c in ('grammatical', 'plausible', 'right_type')},
+                         all_four=round(100 * k / n) if n else None, ci95=f'{100 * lo:.0f}-{100 * hi:.0f}', smoke=n < 30))
+    return pd.DataFrame(rows)
+
+def write_data_card(table, shortfalls, path: Path, seed: int, review=None):
     "The data card of generated/distractmath (fields, provenance, the summary and shortfall tables)."
     short = shortfalls[(shortfalls.missing_in_records > 0) | (shortfalls.records_left_out > 0)].drop(columns='meaning')
     text = f"""# DistractMath (local, offline build)
@@ -372,6 +390,10 @@ Source licences: MGSM (CC BY-SA 4.0, `data/mgsm/LICENSE`), MSVAMP (`data/msvamp/
 
 {_md_table(table)}
 
+## A reader's review (Bangla)
+
+{_review_text(review)}
+
 ## Why sentences are missing
 
 {_md_table(short) if len(short) else 'Nothing is missing.'}
@@ -379,6 +401,14 @@ Source licences: MGSM (CC BY-SA 4.0, `data/mgsm/LICENSE`), MSVAMP (`data/msvamp/
 Reasons: {'; '.join(f'`{k}`: {v}' for k, v in SHORTFALL.items())}.
 """
     atomic_write_text(path, text)
+
+def _review_text(review) -> str:
+    if review is None or not len(review): return 'No review of this build yet.'
+    return (f"`review_bn.csv` holds one row per sentence of a seeded sample of Bangla records (30 MGSM-bn and 30 MSVAMP-bn) "
+            f"of this build, each judged grammatical, plausible, of its declared type and answer-preserving, with an English "
+            f"gloss and a note on every failure. Sentences of one record are not independent, so the intervals (Wilson, per "
+            f"sentence) are optimistic; cells with n < 30 are smoke. The judge was the engineer who wrote the rules, reading "
+            f"as a Bangla speaker would; a native speaker's review is still to come.\n\n" + _md_table(review))
 
 
 # %% ../nbs/stage_1_distractors.ipynb #7c69fe72

@@ -374,3 +374,13 @@ def test_the_distractor_pipeline_has_its_own_model():
     assert distractor_model(load_profile('paper')) == ('openai', 'gpt-4.1')        # the paper's generator, not the evaluated model
     assert distractor_model(load_profile('cpu')) == ('transformers', 'embedded:smollm2-135m')
     assert distractor_model(load_profile('cpu', **{'distractors.model': 'x/y', 'distractors.backend': 'vllm'})) == ('vllm', 'x/y')
+
+
+def test_review_matches_the_committed_build():
+    "The reader's review is of these files: every reviewed sentence is in them, and every row is judged on all four counts."
+    import csv
+    rows = list(csv.DictReader((DM/'review_bn.csv').open(encoding='utf-8')))
+    have = {(r['id'], r['augmentation_type'], s) for n in ('mgsm_bn.jsonl', 'msvamp_bn.jsonl') for r in read_jsonl(DM/n) for s in r['added_sentences']}
+    assert len(rows) >= 100 and all((r['id'], r['type'], r['sentence']) in have for r in rows)
+    assert all(r[c] in ('0', '1') for r in rows for c in ('grammatical', 'plausible', 'right_type', 'answer_preserving'))
+    assert all(r['note'] for r in rows if '0' in (r['grammatical'], r['plausible'], r['right_type'], r['answer_preserving']))
