@@ -12,6 +12,7 @@ from .graph import from_obj, execute, GraphError
 from .prompts import LANG_NAMES
 from .llm import Sampling, backend_from_profile
 from .data import load_split, AUG_TYPES
+from .stats import wilson
 from .offline import (DistractorError, sentence_spans, split_sentences, question_number, insert_sentences,
                             offline_augment, check_record, graph_values, record_glosses, SHORTFALL, GENERATOR_VERSION,
                             _seeded, _get)
@@ -328,7 +329,6 @@ REVIEW_COLS = ('grammatical', 'plausible', 'right_type', 'answer_preserving')
 def review_table(path: Path, res: dict):
     "Per source and type, the share of reviewed sentences judged grammatical, plausible, of their type, and all four (with n); only sentences still in this build count."
     import pandas as pd
-    from dagger.stats import wilson
     d = pd.read_csv(path)
     have = {(r['id'], r['augmentation_type'], s) for recs, _ in res.values() for r in recs for s in r['added_sentences']}
     d = d[[(a, b, c) in have for a, b, c in zip(d['id'], d['type'], d['sentence'])]].copy()
