@@ -99,3 +99,14 @@ def test_no_package_import_hides_inside_a_function():
     for f in (ROOT/'dagger').glob('*.py'):
         hidden = re.findall(r'^[ \t]+(?:from (?:dagger|\.)\S* import|import dagger)', f.read_text(), re.M)
         assert not hidden, f'{f.name}: package imports inside functions {hidden}'
+
+
+def test_every_named_notebook_exists():
+    "A path `nbs/<name>.ipynb` in code, docs or notebooks names a notebook that exists (executed copies under runs/ are records, not docs)."
+    files = subprocess.run(['git', 'ls-files'], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    missing = set()
+    for f in files:
+        if f.startswith('runs/') or not f.endswith(('.py', '.md', '.ipynb', '.ini', '.toml', '.cfg', '.txt', '.yml', '.yaml')) and f != 'Makefile': continue
+        text = (ROOT/f).read_text(encoding='utf-8', errors='replace')
+        missing |= {(f, p) for p in re.findall(r'nbs/([A-Za-z0-9_]+)\.ipynb', text) if p != 'stage_N_name' and not (ROOT/'nbs'/f'{p}.ipynb').exists()}
+    assert not missing, sorted(missing)
