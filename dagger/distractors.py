@@ -2,13 +2,13 @@
 
 # %% ../nbs/stage_1_distractors.ipynb #8624188e
 from __future__ import annotations
-import functools, hashlib, json, math, random, re
-from dataclasses import dataclass, field, replace
+import json, math, random, re
+from dataclasses import replace
 from pathlib import Path
 from . import layout
 from .config import write_jsonl, atomic_write_text
-from .numbers import extract_numbers, format_number, digit_script
-from .graph import from_obj, execute, GraphError
+from .numbers import extract_numbers, format_number
+from .graph import from_obj, execute
 from .prompts import LANG_NAMES
 from .llm import Sampling, backend_from_profile
 from .data import load_split, AUG_TYPES
