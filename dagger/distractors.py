@@ -15,7 +15,7 @@ from .data import load_split, AUG_TYPES
 from .stats import wilson
 from .offline import (DistractorError, sentence_spans, split_sentences, question_number, insert_sentences,
                             offline_augment, check_record, graph_values, record_glosses, SHORTFALL, GENERATOR_VERSION,
-                            _seeded, _get)
+                            _seeded, _get, _norm)
 
 
 # %% auto #0
@@ -147,7 +147,6 @@ def parse_sentences(text: str, max_sentences: int = 3) -> list[dict]:
         out.append({'sentence': it['sentence'].strip(), 'insert_after': k})
     return out
 
-def _norm(s: str) -> str: return re.sub(r'[\s।.?!,;:"\'“”‘’]+', ' ', s).strip().lower()
 
 def check_added(items: list[dict], question: str, answer, lang: str = 'bn') -> list[dict]:
     "Check generated sentences against the problem; end each with a full stop; raises `ResponseError` on a bad one."

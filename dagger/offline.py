@@ -238,7 +238,7 @@ def count_range(r: Range, anchor: float | None) -> tuple[int, int]:
     "A count near the problem's own count of the item (half to one and a half times it), else the row's range; a row for a size caps it."
     if not anchor or anchor < 2: return r.lo, r.hi
     lo = max(COUNT_BOUNDS[0], round(anchor * 0.5))
-    lo, hi = lo, min(COUNT_BOUNDS[1], max(lo + 5, round(anchor * 1.5)))
+    hi = min(COUNT_BOUNDS[1], max(lo + 5, round(anchor * 1.5)))
     if r.size != '*' and hi > r.hi: lo, hi = min(lo, r.lo), r.hi     # nobody buys 264 drums
     return lo, hi
 
@@ -435,6 +435,13 @@ def _all_mentions(text: str, sent_of, lang: str) -> tuple[list[Mention], list[tu
 # %% ../nbs/lib_19_offline.ipynb #3cfa3b38
 _ASK = {'bn': re.compile(nfc(r'(কতটি|কতগুলো|কতগুলি|কয়টি|কতজন|কয়জন|কত\s+জন|কত\s+টি|কত)(?![\u0980-\u09ff])')),
         'en': re.compile(r'\bhow\s+(many|much|far|long)\b', re.I)}
+# words that hold a money word but are not about money (আয়তন "volume" holds আয় "income"): masked before matching
+_NOT_MONEY = {'bn': (nfc('আয়তন'),), 'en': ()}
+
+def _unmasked(text: str, lang: str) -> str:
+    for w in _NOT_MONEY[lang]: text = text.replace(w, ' ')
+    return text
+
 _MONEY_WORDS = {'bn': tuple(nfc(w) for w in ('টাকা', 'ডলার', 'সেন্ট', 'পয়সা', 'দাম', 'খরচ', 'মূল্য', 'আয়', 'বেতন', 'লাভ', 'উপার্জন', 'ভাড়া', '$')),
                 'en': ('$', 'dollar', 'cent', 'price', 'cost', 'pay', 'paid', 'earn', 'spend', 'spent', 'sell', 'sold', 'profit', 'buy',
                        'bought', 'charge', 'save', 'money', 'worth')}
@@ -470,7 +477,7 @@ def _asked_noun_or_unit(qsent: str, lang: str, money: str) -> Target | None:
         if u: return Target(unit=unit_word(money_key(money), lang) if u.dim == 'money' else u) if u.dim != 'container' else None
         if (nfc(t) if lang == 'bn' else t.lower()) not in _SKIP[lang]: break
 
-_ASK_DIM = {'bn': [('money', nfc(r'টাকা|ডলার|\$|খরচ|উপার্জন|আয়(?!তন)|দাম|মূল্য|লাভ|বেতন|সঞ্চয়|ব্যয়')), ('distance', nfc(r'দূর|দূরত্ব')), ('time', nfc(r'কতক্ষণ|কত সময়')), ('weight', nfc(r'ওজন'))],
+_ASK_DIM = {'bn': [('money', nfc(r'টাকা|ডলার|\$|খরচ|উপার্জন|আয়|দাম|মূল্য|লাভ|বেতন|সঞ্চয়|ব্যয়')), ('distance', nfc(r'দূর|দূরত্ব')), ('time', nfc(r'কতক্ষণ|কত সময়')), ('weight', nfc(r'ওজন'))],
             'en': [('money', r'\$|money|cost|pay|spend|spent|earn|make|charge|save|profit|price'), ('distance', r'how far|distance'),
                    ('time', r'how long'), ('weight', r'weigh')]}
 
@@ -479,7 +486,7 @@ def question_target(qsent: str, lang: str, money: str, unit_list=()) -> Target |
     t = _asked_noun_or_unit(qsent, lang, money)
     if t or not _ASK[lang].search(nfc(qsent) if lang == 'bn' else qsent): return t
     for dim, pat in _ASK_DIM[lang]:
-        if re.search(pat, nfc(qsent) if lang == 'bn' else qsent, re.I):
+        if re.search(pat, _unmasked(nfc(qsent) if lang == 'bn' else qsent, lang), re.I):
             if dim == 'money': return Target(unit=unit_word(money_key(money), lang))
             u = next((u for u in unit_list if u.dim == dim and (dim != 'time' or u.key in ('minute', 'hour'))), None)
             return Target(unit=u) if u else None
@@ -515,7 +522,7 @@ class Reading:
     composed_ya: bool       # the problem writes য় as U+09DF
 
 def _dims(text: str, lang: str, unit_list) -> frozenset:
-    low = nfc(text) if lang == 'bn' else text.lower()
+    low = _unmasked(nfc(text) if lang == 'bn' else text.lower(), lang)
     dims = {u.dim for u in unit_list}
     if any(w in low for w in _MONEY_WORDS[lang]): dims.add('money')
     for d, words in _DIM_WORDS[lang].items():
