@@ -9,11 +9,11 @@ from .roster import roster_problems
 from .recipes import SFT_RECIPES, GRPO_RECIPES
 
 # %% auto #0
-__all__ = ['ROSTER_FIELDS', 'SECTIONS', 'METHODS', 'PHASES', 'ALLOWED', 'AT_LEAST', 'SPLIT', 'DEVICE', 'LEGACY', 'RUN_OUTPUTS',
-           'ConfigError', 'project_root', 'model_slug', 'TeacherSettings', 'SFTSettings', 'GRPOSettings',
-           'EvalSettings', 'AblationSettings', 'DistractorSettings', 'Profile', 'problems', 'build_profile',
-           'profile_names', 'profile_values', 'load_profile', 'DataFileError', 'atomic_write_text', 'write_json',
-           'read_json', 'write_jsonl', 'read_jsonl', 'git_commit', 'run_info']
+__all__ = ['EMBEDDED_DEFAULT', 'ROSTER_FIELDS', 'SECTIONS', 'METHODS', 'PHASES', 'ALLOWED', 'AT_LEAST', 'SPLIT', 'DEVICE',
+           'LEGACY', 'RUN_OUTPUTS', 'ConfigError', 'project_root', 'model_slug', 'TeacherSettings', 'SFTSettings',
+           'GRPOSettings', 'EvalSettings', 'AblationSettings', 'DistractorSettings', 'Profile', 'problems',
+           'build_profile', 'profile_names', 'profile_values', 'load_profile', 'DataFileError', 'atomic_write_text',
+           'write_json', 'read_json', 'write_jsonl', 'read_jsonl', 'git_commit', 'run_info']
 
 # %% ../nbs/lib_03_config.ipynb #796b0e19
 class ConfigError(ValueError):
@@ -31,6 +31,8 @@ def project_root(start: str | Path | None = None) -> Path:
     raise ConfigError('cannot find the dagger repository (settings.ini); set DAGGER_ROOT')
 
 # %% ../nbs/lib_03_config.ipynb #d80a0adc
+EMBEDDED_DEFAULT = 'embedded:gemma3-270m'   # the model of the offline profiles (dagger.llm.EMBEDDED)
+
 def model_slug(model: str) -> str:
     "A short, filesystem-safe name of a model id: its last path part without an `embedded:`-style prefix."
     last = re.split(r'[/:]', model.rstrip('/'))[-1] if model else 'none'
@@ -57,7 +59,7 @@ class SFTSettings:
     annotations: bool = True       # train with the `distractor` field (False: Table 3's arm, in sft_noannot/)
     student_shots: int = 1         # worked examples in the student's graph prompt (0 or 1)
     student_prompt: str = 'full'   # the student's prompt: 'full' (the graph instructions) or 'brief' (one sentence)
-    eval_split: str = 'msvamp_en'  # held-out split of the before/after evaluation
+    eval_split: str = 'msvamp_bn'  # held-out split of the before/after evaluation
     eval_sample_n: int = 16        # seeded sample drawn from it; 0 = all
     eval_max_new_tokens: int = 2048  # new-token budget of that evaluation
 
@@ -107,7 +109,7 @@ class Profile:
     seed: int = 0
     offline: bool = True
     device: str = 'cpu'                 # auto, cpu, cuda or cuda:N
-    model: str = 'embedded:smollm2-135m'
+    model: str = EMBEDDED_DEFAULT
     models: tuple = ()
     backend: str = 'transformers'       # transformers, vllm, openai or llamacpp (CPU)
     data_source: str = 'local'          # local (vendored and built files), hub (the hub only: unavailable is an error), auto (hub, else local)

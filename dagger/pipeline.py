@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse, ast, contextlib, fcntl, hashlib, json, os, re, shutil, signal, sys, tempfile, threading, time
 from pathlib import Path
 import nbformat
-from .config import project_root, load_profile, Profile, ConfigError, atomic_write_text, write_json, profile_values, model_slug
+from .config import project_root, load_profile, Profile, ConfigError, atomic_write_text, write_json, profile_values, model_slug, EMBEDDED_DEFAULT
 from .layout import STAGING_ENV, generated_root, promote, stage_for
 from . import layout
 from .llm import embedded_model_path
@@ -382,7 +382,7 @@ DRY_RUN_MODELS = {                       # paper model -> dry-run stand-in ('ser
     'Qwen/Qwen3-8B': 'standin:qwen3', 'Qwen/Qwen3-4B': 'standin:qwen3',
     'meta-llama/Llama-3.2-3B-Instruct': 'standin:llama', 'gpt-4.1': 'served',
 }
-DRY_RUN_FALLBACK = 'embedded:smollm2-135m'   # what stands in when a stand-in cannot be built here
+DRY_RUN_FALLBACK = EMBEDDED_DEFAULT   # what stands in when a model has no stand-in
 DRY_RUN_BACKENDS = {'vllm': 'transformers'}
 
 def stand_in(model: str, root: Path, served: str = '') -> str:

