@@ -16,7 +16,7 @@ TORCH_SPEC ?= torch==2.13.0
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: install reproduce test test-notebooks test-pytest dry-run export clean-nbs readme check-sync bench
+.PHONY: install reproduce test test-notebooks test-pytest dry-run gpu-smoke export clean-nbs readme check-sync bench
 
 install: $(STAMP)
 
@@ -34,7 +34,7 @@ $(STAMP): pyproject.toml
 reproduce: install
 	$(VENV)/bin/dagger-reproduce --profile $(PROFILE)$(if $(RESUME), --resume)
 
-test: install check-sync test-notebooks test-pytest dry-run
+test: install check-sync test-notebooks test-pytest dry-run gpu-smoke
 
 check-sync: install
 	$(VENV)/bin/nbdev-export
@@ -49,6 +49,10 @@ test-pytest: install
 # the paper path end to end on a CPU: stand-in models, local hub copies, a local API server (see nbs/lib_18_pipeline.ipynb)
 dry-run: install
 	$(VENV)/bin/dagger-reproduce --dry-run
+
+# the GPU path's sequence (SFT, merge, hand-off, engine, GRPO, hand-off) on a stand-in Gemma-3, here on the CPU
+gpu-smoke: install
+	$(VENV)/bin/python bench/gpu_smoke.py --device cpu --out results/gpu-smoke-cpu
 
 export: install
 	$(VENV)/bin/nbdev-export

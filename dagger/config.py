@@ -356,6 +356,7 @@ def run_info(cfg: Profile | None = None, **extra) -> dict:
                 python=platform.python_version(), platform=sys.platform,
                 versions={p: v(p) for p in ['dagger', 'torch', 'transformers', 'trl', 'peft', 'datasets']})
     if cfg is not None: info['profile'] = cfg.as_dict()
-    if 'dagger.llm' in sys.modules: info['api_usage'] = sys.modules['dagger.llm'].api_usage()   # tokens and cost of the API calls so far
+    if 'dagger.llm' in sys.modules:   # tokens and cost of the API calls so far, free accelerator memory at each hand-off
+        info['api_usage'], info['hand_offs'] = sys.modules['dagger.llm'].api_usage(), list(sys.modules['dagger.llm'].HAND_OFFS)
     if cfg is not None and cfg.dry_run: info['dry_run'] = True
     return info | extra

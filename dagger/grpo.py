@@ -2,13 +2,14 @@
 
 # %% ../nbs/stage_5_grpo.ipynb #a1a8e2e9
 from __future__ import annotations
-import dataclasses, gc, json, math, os, re, shutil, time
+import dataclasses, json, math, os, re, shutil, time
 from dataclasses import dataclass
 from pathlib import Path
 from . import graph as G
 from .config import Profile, write_json, write_jsonl, atomic_write_text, run_info, load_profile
 from .prompts import student_prompt
-from .llm import resolve_model, Sampling, get_backend, unload_models, resolve_device, cache_dir, vllm_settings
+from .llm import (resolve_model, Sampling, get_backend, unload_models, resolve_device, cache_dir, vllm_settings, hand_off, hold,
+                        release_attached_engine, unsloth_first)
 from .eval import evaluate, summarize
 from .teacher import load_sets
 from .recipes import LoraSettings, GRPORecipe, GRPO_RECIPES, RecipeError, get_grpo_recipe, grpo_accumulation
@@ -113,14 +114,14 @@ def grpo_config(recipe: GRPORecipe, output_dir: str | Path, device: str = 'cpu',
 # %% ../nbs/stage_5_grpo.ipynb #caf4c6fb
 BYTES = {'bfloat16': 2, 'float16': 2, 'float32': 4}
 
-def param_count(config) -> int:
-    "Parameters of a decoder (and its vision tower, when it has one) counted from its config, as vLLM loads them."
+def param_count(config, vision: bool = False) -> int:
+    "Parameters of a decoder counted from its config, as a language-only engine loads them (with `vision`, its vision tower too)."
     t = config.get_text_config()
     hd = getattr(t, 'head_dim', None) or t.hidden_size // t.num_attention_heads
     attn = t.hidden_size * hd * (2 * t.num_attention_heads + 2 * t.num_key_value_heads)
     total = t.vocab_size * t.hidden_size + t.num_hidden_layers * (attn + 3 * t.hidden_size * t.intermediate_size)
     v = getattr(config, 'vision_config', None)
-    return total + (v.num_hidden_layers * (4 * v.hidden_size ** 2 + 2 * v.hidden_size * v.intermediate_size) if v else 0)
+    return total + (v.num_hidden_layers * (4 * v.hidden_size ** 2 + 2 * v.hidden_size * v.intermediate_size) if v and vision else 0)
 
 def kv_bytes_per_token(config, dtype: str = 'bfloat16') -> int:
     "KV-cache bytes per token with every layer attending to the whole sequence (an upper bound for sliding-window layers)."
@@ -169,13 +170,13 @@ def load_policy(model: str, recipe: GRPORecipe, seed: int = 0):
         from unsloth import FastLanguageModel
         fast = vllm_ok(recipe)
         lm, tok = FastLanguageModel.from_pretrained(resolve_model(model), max_seq_length=recipe.max_length, load_in_4bit=False,
-                                                    fast_inference=fast, max_lora_rank=recipe.lora_r,
+                                                    fast_inference=fast, max_lora_rank=recipe.lora_r, text_only=True,
                                                     **(dict(gpu_memory_utilization=vllm_share(model, recipe)) if fast else {}))
-        return unsloth_lora(lm, recipe, seed), tok, None, 'unsloth'
+        return hold(unsloth_lora(lm, recipe, seed), 'the GRPO policy'), tok, None, 'unsloth'
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     path = resolve_model(model)
-    lm = AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16 if recipe.bf16 else torch.float32)
+    lm = hold(AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16 if recipe.bf16 else torch.float32), 'the GRPO policy')
     tok = AutoTokenizer.from_pretrained(path)
     if tok.pad_token is None: tok.pad_token = tok.eos_token
     return lm, tok, model_lora_config(recipe, lm), 'peft'
@@ -248,6 +249,7 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
                init_cache=None) -> dict:
     "GRPO-train `model` on prompt rows with the execution reward; choose a checkpoint on `val_rows`, merge it; return the run's facts."
     out, val_rows = Path(out), validation_rows(train_rows, val_rows, recipe.n_val)
+    hand_off('GRPO training')
     lm, tok, peft_config, path = load_policy(model, recipe, seed)   # first: unsloth wants to be imported before trl
     from trl import GRPOTrainer
     world_size = world_size or int(os.environ.get('WORLD_SIZE', 1))
@@ -257,8 +259,8 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
     vllm = dict(vllm_gpu_memory_utilization=vllm_share(model, recipe)) if vllm_ok(recipe) else {}
     args = grpo_config(recipe, out/'checkpoints', device=device, world_size=world_size, seed=seed, **vllm)
     if (out/'checkpoints').exists(): shutil.rmtree(out/'checkpoints')
-    trainer = GRPOTrainer(model=lm, reward_funcs=list(REWARD_FUNCS), args=args, train_dataset=_dataset(train_rows),
-                          processing_class=tok, peft_config=peft_config)
+    trainer = hold(GRPOTrainer(model=lm, reward_funcs=list(REWARD_FUNCS), args=args, train_dataset=_dataset(train_rows),
+                               processing_class=tok, peft_config=peft_config), 'the GRPO trainer')
     t0 = time.time()
     result = trainer.train()
     wall = time.time() - t0
@@ -271,17 +273,17 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
                  steps=st.global_step, wall_s=round(wall, 1), s_per_step=round(wall / max(st.global_step, 1), 1),
                  steps_per_s=round(st.global_step / wall, 4), train_loss=result.training_loss, use_vllm=args.use_vllm,
                  history=list(st.log_history), merged=str(out/'merged'))
-    if trainer.is_world_process_zero():
-        del trainer, lm
-        gc.collect()
-        if _gpu():
-            import torch
-            torch.cuda.empty_cache()
+    zero = trainer.is_world_process_zero()
+    release_attached_engine(lm)
+    del trainer, lm
+    facts['hand_off'] = hand_off('GRPO checkpoint selection')
+    if zero:
         t1 = time.time()
         facts['selection'] = select_checkpoint(model, out/'checkpoints', val_rows, recipe, out/'merged', backend, backend_kw,
                                                init_cache, device)
         facts['selection']['wall_s'] = round(time.time() - t1, 1)
         shutil.rmtree(out/'checkpoints', ignore_errors=True)
+    hand_off('after GRPO')
     return facts
 
 # %% ../nbs/stage_5_grpo.ipynb #8e9f49b3
@@ -379,6 +381,7 @@ def nodes_table(records: list, source: str = ''):
 # %% ../nbs/stage_5_grpo.ipynb #7c607c5f
 def run_grpo(cfg: Profile, recipe: GRPORecipe | None = None) -> dict:
     "Train profile `cfg`'s GRPO arm on the teacher's prompts, choose a checkpoint on sft_val; write merged model, history, run.json."
+    unsloth_first(cfg.device)
     from transformers import AutoTokenizer
     recipe = recipe or get_grpo_recipe(cfg.grpo.recipe)
     out, model = layout.output(cfg, grpo_folder(cfg)), init_model(cfg)

@@ -2,8 +2,8 @@
 
 # %% ../nbs/lib_11_llm.ipynb #8dee1a08
 from __future__ import annotations
-import dataclasses, fcntl, functools, hashlib, importlib.util, json, logging, os, random, shutil, sqlite3
-import sys, tempfile, threading, time
+import dataclasses, fcntl, functools, gc, hashlib, importlib.util, json, logging, os, random, shutil, sqlite3
+import sys, tempfile, threading, time, weakref
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -14,13 +14,14 @@ if 'torch' not in sys.modules: os.environ.setdefault('OMP_WAIT_POLICY', 'PASSIVE
 from .config import write_json, EMBEDDED_DEFAULT
 
 # %% auto #0
-__all__ = ['SQLITE_HEADER', 'MODEL_TEXT_FILES', 'GEMMA_TURNS', 'EMBEDDED', 'NO_VLLM', 'PRICES', 'BACKENDS', 'Sampling',
-           'Completion', 'BackendError', 'PromptError', 'cache_dir', 'completion_key', 'CacheError', 'cache_damage',
-           'set_aside', 'cache_usage', 'CompletionCache', 'open_cache', 'Job', 'weights_fingerprint', 'Backend',
-           'Embedded', 'gguf_path', 'embedded_model_path', 'resolve_device', 'resolve_model', 'load_model',
-           'unload_models', 'shared_prefix', 'TransformersBackend', 'release_vllm', 'vllm_settings', 'VLLMBackend',
-           'gguf_name', 'to_gguf', 'LlamaCppBackend', 'BudgetExceeded', 'api_usage', 'cost', 'OpenAIBackend',
-           'get_backend', 'backend_from_profile']
+__all__ = ['SQLITE_HEADER', 'MODEL_TEXT_FILES', 'GEMMA_TURNS', 'EMBEDDED', 'NO_VLLM', 'PRICES', 'BACKENDS', 'HAND_OFFS',
+           'Sampling', 'Completion', 'BackendError', 'PromptError', 'cache_dir', 'completion_key', 'CacheError',
+           'cache_damage', 'set_aside', 'cache_usage', 'CompletionCache', 'open_cache', 'Job', 'weights_fingerprint',
+           'Backend', 'Embedded', 'gguf_path', 'embedded_model_path', 'resolve_device', 'resolve_model', 'load_model',
+           'unload_models', 'shared_prefix', 'TransformersBackend', 'text_only_engine', 'release_vllm', 'vllm_settings',
+           'VLLMBackend', 'gguf_name', 'to_gguf', 'LlamaCppBackend', 'BudgetExceeded', 'api_usage', 'cost',
+           'OpenAIBackend', 'get_backend', 'backend_from_profile', 'HandOffError', 'hold', 'holding', 'memory',
+           'release_attached_engine', 'hand_off', 'unsloth_first']
 
 # %% ../nbs/lib_11_llm.ipynb #77b664cf
 @dataclass(frozen=True)
@@ -553,13 +554,25 @@ def _load_vllm(model: str, tensor_parallel_size: int, seed: int, kwargs: tuple):
     key = (model, tensor_parallel_size, seed, kwargs)
     if _ENGINE.get('key') == key: return _ENGINE['llm']
     release_vllm()
+    if left := holding(): raise HandOffError(f'a vLLM engine for {model} cannot start: still alive: {", ".join(left)}')
     try: from vllm import LLM
     except ImportError as e: raise BackendError(NO_VLLM) from e
     if not _cuda():   # the CPU build: its KV cache (GiB) and every core for its engine process (vLLM's own default is one thread)
         os.environ.setdefault('VLLM_CPU_KVCACHE_SPACE', '4'); os.environ.setdefault('OMP_NUM_THREADS', str(os.cpu_count() or 1))
-    _ENGINE['llm'] = LLM(model=resolve_model(model), tensor_parallel_size=tensor_parallel_size, seed=seed, **dict(kwargs))
+    path = resolve_model(model)
+    _ENGINE['llm'] = LLM(model=path, tensor_parallel_size=tensor_parallel_size, seed=seed, **(text_only_engine(path) | dict(kwargs)))
     _ENGINE['key'] = key
     return _ENGINE['llm']
+
+def text_only_engine(path: str) -> dict:
+    "vLLM arguments that keep a multimodal checkpoint's engine language-only (its vision encoder neither loaded nor profiled); {} for a text model."
+    from transformers import AutoConfig
+    try: config = AutoConfig.from_pretrained(path)
+    except (OSError, ValueError): return {}              # vLLM reports a model it cannot read itself
+    if getattr(config, 'vision_config', None) is None: return {}
+    from vllm.engine.arg_utils import EngineArgs
+    fields = {f.name for f in dataclasses.fields(EngineArgs)}
+    return {'language_model_only': True} if 'language_model_only' in fields else {'limit_mm_per_prompt': {'image': 0}}
 
 def release_vllm():
     "Delete the vLLM engine, if any, and give its GPU memory back (vLLM's own clean-up when it has one)."
@@ -875,3 +888,63 @@ def backend_from_profile(cfg, kind: str | None = None, model: str | None = None,
                          concurrency=getattr(cfg, 'api_concurrency', 8), timeout=getattr(cfg, 'api_timeout', 600.0),
                          max_usd=getattr(cfg, 'api_max_usd', 0.0))}.get(kind, {})
     return get_backend(kind, model, cache=cache, **kw)
+
+# %% ../nbs/lib_11_llm.ipynb #4a11c0d2
+_HELD = weakref.WeakKeyDictionary()
+HAND_OFFS: list = []
+
+class HandOffError(BackendError):
+    "A heavy phase was about to start while an earlier one still held the accelerator."
+
+def hold(obj, what: str):
+    "Mark `obj` (a trainer, a model in training) as holding the accelerator until it is garbage; returns `obj`."
+    try: _HELD[obj] = what
+    except TypeError: pass          # not weakly referable: a test's stand-in, which holds no memory
+    return obj
+
+def holding() -> list[str]:
+    "What still holds the accelerator, after a garbage collection."
+    gc.collect()
+    return sorted(set(_HELD.values()))
+
+def memory() -> dict:
+    "Free and total memory of the accelerator in GB, and what torch has reserved and allocated on it (on the CPU: the machine's memory)."
+    torch = sys.modules.get('torch')
+    if torch is not None and torch.cuda.is_available():
+        free, total = torch.cuda.mem_get_info()
+        return dict(device='cuda', free_gb=free / 1e9, total_gb=total / 1e9, reserved_gb=torch.cuda.memory_reserved() / 1e9,
+                    allocated_gb=torch.cuda.memory_allocated() / 1e9)
+    info = dict(l.split(':', 1) for l in Path('/proc/meminfo').read_text().splitlines()) if Path('/proc/meminfo').exists() else {}
+    kb = lambda k, pages: float(info[k].split()[0]) * 1024 if k in info else os.sysconf(pages) * os.sysconf('SC_PAGE_SIZE')
+    return dict(device='cpu', free_gb=kb('MemAvailable', 'SC_AVPHYS_PAGES') / 1e9, total_gb=kb('MemTotal', 'SC_PHYS_PAGES') / 1e9,
+                reserved_gb=None, allocated_gb=None)
+
+def release_attached_engine(model):
+    "Shut down the vLLM engine unsloth attached to `model` (`fast_inference=True`), if any."
+    engine = getattr(model, 'vllm_engine', None)
+    if engine is None: return
+    from unsloth_zoo.vllm_utils import delete_vllm
+    try: delete_vllm(engine)
+    except AttributeError as e: _log.warning('unsloth engine: %s; released by garbage collection instead', e)
+    model.vllm_engine = None
+
+def hand_off(to: str) -> dict:
+    "Release what the last heavy phase held before `to` starts; raise `HandOffError` if a held object is still alive; record the free memory."
+    _load_model.cache_clear(); release_vllm()
+    left = holding()
+    torch = sys.modules.get('torch')
+    if torch is not None and torch.cuda.is_available(): torch.cuda.empty_cache(); torch.cuda.ipc_collect()
+    if left: raise HandOffError(f'{to} cannot start: still alive: {", ".join(left)} (drop every reference to it first)')
+    rec = dict(to=to, time=round(time.time(), 1)) | {k: round(v, 3) if isinstance(v, float) else v for k, v in memory().items()}
+    HAND_OFFS.append(rec)
+    _log.info('hand-off to %s: %.2f of %.2f GB free', to, rec['free_gb'], rec['total_gb'])
+    return rec
+
+def unsloth_first(device: str = 'auto') -> bool:
+    "On the GPU path with unsloth installed, import it now, before trl, transformers and peft (it patches them as it loads); True if it is in."
+    if 'unsloth' in sys.modules: return True
+    if resolve_device(device) == 'cpu' or importlib.util.find_spec('unsloth') is None: return False
+    if late := [m for m in ('trl', 'transformers', 'peft') if m in sys.modules]:
+        _log.warning('unsloth imported after %s: their unpatched code may run; call unsloth_first() before anything imports them', late)
+    import unsloth  # noqa: F401
+    return True

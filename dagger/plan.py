@@ -13,17 +13,17 @@ from .recipes import SFT_RECIPES, GRPO_RECIPES
 
 # %% auto #0
 __all__ = ['COLUMNS', 'GB', 'QUESTION_CHARS', 'PLAN_COLUMNS', 'SHOW', 'PlanError', 'plan_dir', 'plan_tables', 'arch',
-           'gpu_memory', 'rates', 'kv_cache_gb', 'inference_memory', 'lora_params', 'training_memory', 'largest_batch',
-           'question_chars', 'prompt_chars', 'prompt_tokens', 'paper_tokens', 'problem_tokens', 'paper_recipe',
-           'eval_cells', 'train_cells', 'eval_row', 'train_row', 'build_plan', 'plan_totals', 'write_plan', 'plan_text',
-           'plan_main']
+           'gpu_memory', 'rates', 'kv_cache_gb', 'loaded_params_b', 'inference_memory', 'lora_params',
+           'training_memory', 'largest_batch', 'question_chars', 'prompt_chars', 'prompt_tokens', 'paper_tokens',
+           'problem_tokens', 'paper_recipe', 'eval_cells', 'train_cells', 'eval_row', 'train_row', 'build_plan',
+           'plan_totals', 'write_plan', 'plan_text', 'plan_main']
 
 # %% ../nbs/lib_16_plan.ipynb #dc41c2c7
 class PlanError(ConfigError):
     "A plan that cannot be priced: a missing table row or column, an unknown GPU."
 
-COLUMNS = {'models': ('model', 'params_b', 'layers', 'hidden', 'intermediate', 'heads', 'kv_heads', 'head_dim', 'vocab',
-                      'sliding_window', 'global_layers', 'source'),
+COLUMNS = {'models': ('model', 'params_b', 'vision_params_b', 'layers', 'hidden', 'intermediate', 'heads', 'kv_heads', 'head_dim',
+                      'vocab', 'sliding_window', 'global_layers', 'source'),
            'gpus': ('gpu', 'memory_gb', 'source'),
            'prices': ('model', 'input_usd_per_mtok', 'cached_input_usd_per_mtok', 'output_usd_per_mtok', 'source'),
            'throughput': ('max_params_b', 'decode_tokens_per_s', 'prefill_tokens_per_s', 'train_tokens_per_s', 'source'),
@@ -68,9 +68,13 @@ def kv_cache_gb(a: dict, context: int, batch: int, dtype_bytes: int = 2) -> floa
     held = int(a['global_layers']) * context + (int(a['layers']) - int(a['global_layers'])) * min(context, window)
     return 2 * int(a['kv_heads']) * int(a['head_dim']) * dtype_bytes * batch * held / GB
 
+def loaded_params_b(a: dict) -> float:
+    "Billions of parameters a text-only run loads: a multimodal checkpoint's vision tower stays on disk (language-only vLLM, unsloth text_only)."
+    return float(a['params_b']) - float(a['vision_params_b'])
+
 def inference_memory(a: dict, context: int, batch: int, A: dict) -> dict:
-    "Peak GB of a decoding step: weights (bf16), KV cache, logits of one position per sequence (fp32), overhead."
-    return dict(weights=a['params_b'] * 1e9 * 2 / GB, kv=kv_cache_gb(a, context, batch), logits=batch * a['vocab'] * A['logit_bytes'] / GB,
+    "Peak GB of a decoding step: weights (bf16) as loaded, KV cache, logits of one position per sequence (fp32), overhead."
+    return dict(weights=loaded_params_b(a) * 1e9 * 2 / GB, kv=kv_cache_gb(a, context, batch), logits=batch * a['vocab'] * A['logit_bytes'] / GB,
                 other=A['eval_overhead_gb'])
 
 def lora_params(a: dict, r: int = 64) -> int:
@@ -80,10 +84,10 @@ def lora_params(a: dict, r: int = 64) -> int:
     return r * per_layer * int(a['layers'])
 
 def training_memory(a: dict, tokens: int, A: dict, r: int = 64) -> dict:
-    "Peak GB of a LoRA training step on `tokens` tokens: bf16 weights, fp32 logits, LoRA state, checkpointed activations."
+    "Peak GB of a LoRA training step on `tokens` tokens: bf16 weights as loaded, fp32 logits, LoRA state, checkpointed activations."
     h, i = int(a['hidden']), int(a['intermediate'])
     acts = tokens * h * 2 * int(a['layers']) + tokens * (4 * h + 3 * i) * 2   # one checkpoint per layer + one layer recomputed
-    return dict(weights=a['params_b'] * 1e9 * 2 / GB, kv=0.0, logits=tokens * a['vocab'] * A['logit_bytes'] / GB,
+    return dict(weights=loaded_params_b(a) * 1e9 * 2 / GB, kv=0.0, logits=tokens * a['vocab'] * A['logit_bytes'] / GB,
                 other=(lora_params(a, r) * A['lora_bytes_per_param'] + acts) / GB + A['train_overhead_gb'])
 
 def largest_batch(a: dict, context: int, gpu_gb: float, A: dict) -> int:

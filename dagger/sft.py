@@ -9,7 +9,7 @@ from pathlib import Path
 from . import graph as G
 from .config import Profile, write_json, atomic_write_text, run_info, load_profile
 from .prompts import student_prompt
-from .llm import resolve_model, shared_prefix, backend_from_profile, resolve_device
+from .llm import resolve_model, shared_prefix, backend_from_profile, resolve_device, hand_off, hold, unsloth_first
 from .eval import evaluate, summarize
 from .teacher import load_sets, without_annotations
 from . import layout
@@ -147,11 +147,12 @@ def load_for_training(model: str, recipe: Recipe, seed: int = 0):
         path = resolve_model(model)
     if _unsloth_ok(recipe):
         from unsloth import FastLanguageModel
-        lm, tok = FastLanguageModel.from_pretrained(path, max_seq_length=recipe.max_length, dtype=None, load_in_4bit=False)
-        return unsloth_lora(lm, recipe, seed), tok, None, 'unsloth'
+        lm, tok = FastLanguageModel.from_pretrained(path, max_seq_length=recipe.max_length, dtype=None, load_in_4bit=False,
+                                                    text_only=True)
+        return hold(unsloth_lora(lm, recipe, seed), 'the SFT model'), tok, None, 'unsloth'
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    lm = AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16 if recipe.bf16 else torch.float32)
+    lm = hold(AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16 if recipe.bf16 else torch.float32), 'the SFT model')
     tok = AutoTokenizer.from_pretrained(path)
     if tok.pad_token is None: tok.pad_token = tok.eos_token
     return lm, tok, model_lora_config(recipe, lm), 'peft'
@@ -271,6 +272,7 @@ def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out:
               seed: int = 0, world_size: int | None = None) -> dict:
     "Fine-tune `model` on prompt–completion rows; keep the best adapter by validation loss, merge it; return the run's facts."
     out, val_rows = Path(out), validation_rows(train_rows, val_rows, recipe.n_val)
+    hand_off('SFT training')
     lm, tok, peft_config, path = load_for_training(model, recipe, seed)   # first: unsloth wants to be imported before trl
     from trl import SFTTrainer
     world_size = world_size or int(os.environ.get('WORLD_SIZE', 1))
@@ -280,8 +282,8 @@ def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out:
     args = sft_config(recipe, out/'checkpoints', device=device, world_size=world_size, seed=seed)
     prefix = prompt_prefix(train_rows, tok) if recipe.frozen_prefix and recipe.lora_layers and path == 'peft' and not recipe.packing else []
     if prefix: share_frozen_prefix(lm, prefix, n_layers(lm) - recipe.lora_layers)
-    trainer = SFTTrainer(model=lm, args=args, train_dataset=_dataset(train_rows), eval_dataset=_dataset(val_rows),
-                         processing_class=tok, peft_config=peft_config)
+    trainer = hold(SFTTrainer(model=lm, args=args, train_dataset=_dataset(train_rows), eval_dataset=_dataset(val_rows),
+                              processing_class=tok, peft_config=peft_config), 'the SFT trainer')
     before = trainer.evaluate()['eval_loss'] if recipe.eval_before else None
     t0 = time.time()
     result = trainer.train()
@@ -301,6 +303,8 @@ def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out:
             save_processor(model, out/'merged')
         else: merge_adapter(trainer.model, tok, out/'merged', recipe.merge_dtype, base=model)
         shutil.rmtree(out/'checkpoints', ignore_errors=True)
+    del trainer, lm
+    facts['hand_off'] = hand_off('after SFT')
     return facts
 
 # %% ../nbs/stage_4_sft.ipynb #501cea90
@@ -363,6 +367,7 @@ def merged_model(cfg: Profile) -> Path:
 
 def run_sft(cfg: Profile, model: str | None = None, recipe: Recipe | None = None) -> dict:
     "Train profile `cfg`'s model on the teacher's sets with its recipe; write adapter, merged model, history and run.json."
+    unsloth_first(cfg.device)
     recipe = recipe or get_sft_recipe(cfg.sft.recipe)
     model = model or cfg.model
     sets = load_sets(cfg, ('sft_train', 'sft_val'))

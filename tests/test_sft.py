@@ -148,6 +148,8 @@ def test_tiny_sft_run(tmp_path):
     recipe = S.get_sft_recipe('cpu', max_length=256, eval_steps=1, n_val=2, epochs=1.0)
     f = S.train_sft('embedded:smollm2-135m', rows, rows[:2], recipe, tmp_path, device='cpu', seed=0)
     assert f['steps'] == 2 and f['path'] == 'peft' and math.isfinite(f['train_loss'])
+    from dagger.llm import holding, HAND_OFFS
+    assert holding() == [] and f['hand_off']['to'] == 'after SFT' and f['hand_off'] in HAND_OFFS   # trainer and model are gone
     assert f['frozen_prefix']['tokens'] > 0 and f['frozen_prefix']['rows'] > 0      # the cpu recipe's shared prompt start was used
     assert f['best_eval_loss'] < f['eval_loss_before']
     assert f['best_checkpoint'] in ('checkpoint-1', 'checkpoint-2') and not (tmp_path/'checkpoints').exists()
