@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from . import layout
 from .config import write_jsonl, atomic_write_text
-from .numbers import extract_numbers, format_number
+from .numbers import extract_numbers, format_number, to_ascii_digits
 from .graph import from_obj, execute
 from .prompts import LANG_NAMES
 from .llm import Sampling, backend_from_profile
@@ -128,7 +128,7 @@ def _as_int(v) -> int:
     if isinstance(v, bool): raise ValueError(v)
     if isinstance(v, int): return v
     if isinstance(v, float) and v.is_integer(): return int(v)
-    if isinstance(v, str) and re.fullmatch(r'\s*[0-9০-৯]+\s*', v): return int(v.strip().translate(str.maketrans('০১২৩৪৫৬৭৮৯', '0123456789')))
+    if isinstance(v, str) and re.fullmatch(r'\s*[0-9০-৯]+\s*', v): return int(to_ascii_digits(v.strip()))
     raise ValueError(v)
 
 def parse_sentences(text: str, max_sentences: int = 3) -> list[dict]:

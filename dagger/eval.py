@@ -464,7 +464,7 @@ def _tokens_row(p: pd.DataFrame, seed: int) -> dict:
 
 def _delta_row(po: pd.DataFrame, pa: pd.DataFrame, seed: int, one: bool) -> dict:
     "Δ of arm a (`one`) or Δ_a − Δ_b, in percentage points, from paired original (`po`) and +D (`pa`) problems."
-    ids, aug_ids = list(po['id']), [None if v is None or v != v else v for v in pa['original_id']]
+    ids, aug_ids = list(po['id']), [None if v is None or pd.isna(v) else v for v in pa['original_id']]
     if one: r = delta_ci(po['correct_a'].astype(float), pa['correct_a'].astype(float), ids, aug_ids, seed=seed)
     else: r = delta_diff(*(x.astype(float) for x in (po['correct_a'], po['correct_b'], pa['correct_a'], pa['correct_b'])), ids, aug_ids, seed=seed)
     n = min(r['n_original'], r['n_augmented'])

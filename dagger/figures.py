@@ -294,7 +294,7 @@ def paper_table2(cfg) -> tuple[pd.DataFrame, list[Path]]:
 
 # %% ../nbs/stage_8_figures.ipynb #8273749c
 def _size(pb: float) -> float:
-    return 18 + 9 * pb if pb == pb else 30
+    return 18 + 9 * pb if not math.isnan(pb) else 30
 
 _CI = ('acc_lo', 'acc_hi', 'tokens_lo', 'tokens_hi', 'n')
 
@@ -327,10 +327,10 @@ def fig2_points(tidy: pd.DataFrame, lang: str) -> pd.DataFrame:
 def _whiskers(ax, r, sfx: str, c: str, s: float) -> bool:
     "Draw the 95% intervals of one Figure 2 point (accuracy and tokens, where known) and a grey ring if it is smoke; True if smoke."
     x, y = r[f'tokens{sfx}'], r[f'accuracy{sfx}']
-    if x != x: return False
+    if math.isnan(x): return False
     alo, ahi, tlo, thi = (r.get(f'{c_}{sfx}', np.nan) for c_ in ('acc_lo', 'acc_hi', 'tokens_lo', 'tokens_hi'))
-    yerr = [[y - alo], [ahi - y]] if alo == alo else None
-    xerr = [[x - tlo], [thi - x]] if tlo == tlo and tlo > 0 else None
+    yerr = [[y - alo], [ahi - y]] if not math.isnan(alo) else None
+    xerr = [[x - tlo], [thi - x]] if not math.isnan(tlo) and tlo > 0 else None
     if yerr or xerr: ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt='none', ecolor=c, elinewidth=0.5, capsize=1, alpha=0.7, zorder=2)
     smoke = 'acc_lo' + sfx in r.index and is_smoke(r.get(f'n{sfx}', np.nan))
     if smoke: ax.plot([x], [y], marker='o', ls='', mfc='none', mec='0.35', mew=0.6, ms=1.7 * math.sqrt(s), zorder=2)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from .graph_base import GraphError, ParseError, ExecutionError, OPS, MAX_CHARS, MAX_DEPTH, decode, describe
 from .repair import REPAIRS, find_payload, loads, repair_obj
+from .numbers import to_ascii_digits
 
 # %% auto #0
 __all__ = ['EXECUTION_KINDS', 'Graph', 'from_obj', 'format_graph', 'parse', 'execute', 'op_count', 'declared_distractors',
@@ -266,12 +267,11 @@ def unreachable(graph: Graph) -> list[str]:
 
 # %% ../nbs/lib_09_graph.ipynb #b93491df
 _GOLD = re.compile(r'[-+−]?(?:\d++(?:\.\d*+)?|\.\d++)(?:[eE][-+]?\d++)?')
-_BN_DIGITS = str.maketrans('০১২৩৪৫৬৭৮৯', '0123456789')
 
 def _as_number(x) -> float | None:
     if isinstance(x, bool) or x is None: return None
     if isinstance(x, str):
-        t = x.translate(_BN_DIGITS).strip().replace(',', '').replace('−', '-').replace(' ', '').replace('\u00a0', '')
+        t = to_ascii_digits(x).strip().replace(',', '').replace('−', '-').replace(' ', '').replace('\u00a0', '')
         return float(t) if _GOLD.fullmatch(t) else None
     try: return float(x)
     except (TypeError, ValueError, OverflowError): return None

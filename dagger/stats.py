@@ -15,7 +15,7 @@ SMOKE_N = 30
 
 def is_smoke(n) -> bool:
     "Whether a cell of `n` problems is a smoke test (n < SMOKE_N)."
-    return not (n == n and n >= SMOKE_N)
+    return math.isnan(float(n)) or n < SMOKE_N
 
 def label(n) -> str:
     "'n=120' or 'n=8, smoke' for a cell of `n` problems."

@@ -110,3 +110,20 @@ def test_every_named_notebook_exists():
         text = (ROOT/f).read_text(encoding='utf-8', errors='replace')
         missing |= {(f, p) for p in re.findall(r'nbs/([A-Za-z0-9_]+)\.ipynb', text) if p != 'stage_N_name' and not (ROOT/'nbs'/f'{p}.ipynb').exists()}
     assert not missing, sorted(missing)
+
+
+def test_every_cfg_attribute_named_exists():
+    "Every `cfg.<setting>` (and `cfg.<section>.<setting>`) in the notebooks' code and prose and in the package is a field of Profile."
+    import dataclasses
+    from dagger.config import Profile, SECTIONS
+    top = {f.name for f in dataclasses.fields(Profile)} | {n for n in dir(Profile) if not n.startswith('__')}
+    texts = [(p.name, ''.join(c['source'])) for p in sorted((ROOT/'nbs').glob('*.ipynb'))
+             for c in json.loads(p.read_text())['cells']] + [(f.name, f.read_text()) for f in (ROOT/'dagger').glob('*.py')]
+    bad = []
+    for name, s in texts:
+        for m in re.finditer(r'\bcfg\.([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?', s):
+            a, b = m.groups()
+            if a in ('pop', 'get') and 'sandbox' in name: continue       # a dict named cfg there
+            if a not in top or (a in SECTIONS and b and b not in {f.name for f in dataclasses.fields(SECTIONS[a])}):
+                bad.append(f'{name}: {m.group(0)}')
+    assert not bad, bad
