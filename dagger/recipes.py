@@ -83,7 +83,7 @@ def accumulation(recipe, world_size: int = 1) -> int:
 class GRPORecipe(LoraSettings):
     "Every hyper-parameter of one GRPO run (LoRA, batch, generation, loss, schedule, precision, checkpoints)."
     use_rslora: bool = False
-    max_prompt_length: int = 2048         # longer prompts are left out (TRL 1.16 has no prompt-length argument)
+    max_prompt_length: int = 2048         # longer prompts are left out (TRL has no prompt-length argument)
     max_completion_length: int = 2048
     num_generations: int = 8              # completions per prompt (the group)
     global_batch: int = 32                # completions per optimiser step: per-device batch × accumulation × devices
