@@ -112,7 +112,7 @@ def report_tables(records: list) -> dict:
     df = pd.DataFrame(records)
     s = summarize(df)
     cols = ['method', 'split', 'n', 'accuracy', 'acc_lo', 'acc_hi', 'exec_rate', 'mean_tokens', 'flag_precision', 'flag_recall', 'flag_f1', 'smoke']
-    return dict(splits=s[[c for c in cols if c in s]], weighted=weighted(s, {k: v for k, v in _sizes(df).items()}), deltas=type_deltas(df))
+    return dict(splits=s[[c for c in cols if c in s]], weighted=weighted(s, _sizes(df)), deltas=type_deltas(df))
 
 def _sizes(df: pd.DataFrame) -> dict:
     return {s: int(g['split_size'].iloc[0]) for s, g in df.groupby('split')}

@@ -930,10 +930,10 @@ def release_attached_engine(model):
 
 def hand_off(to: str) -> dict:
     "Release what the last heavy phase held before `to` starts; raise `HandOffError` if a held object is still alive; record the free memory."
-    _load_model.cache_clear(); release_vllm()
+    unload_models()
     left = holding()
     torch = sys.modules.get('torch')
-    if torch is not None and torch.cuda.is_available(): torch.cuda.empty_cache(); torch.cuda.ipc_collect()
+    if torch is not None and torch.cuda.is_available(): torch.cuda.ipc_collect()
     if left: raise HandOffError(f'{to} cannot start: still alive: {", ".join(left)} (drop every reference to it first)')
     rec = dict(to=to, time=round(time.time(), 1)) | {k: round(v, 3) if isinstance(v, float) else v for k, v in memory().items()}
     HAND_OFFS.append(rec)
