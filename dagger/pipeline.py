@@ -283,8 +283,9 @@ def reproduce(profile: str = 'cpu', only: list[str] | None = None, overrides: di
               out: str | Path | None = None, kernel: str = 'python3', demos: bool = False, resume: bool = False):
     """Run the pipeline stages for `profile` (demo cells too if `demos`); with a roster and no `only`, also its training
     passes; with `resume`, skip the leading stages that finished earlier under the same settings (a stage that runs
-    makes every later stage run, and forgets their earlier finish); return a DataFrame of notebook, status, seconds,
-    demo cells skipped, cache reuse and files written."""
+    makes every later stage run, and forgets their earlier finish); when every stage succeeded, publish the per-problem
+    records to `<out>/records` (dagger.layout.publish_records); return a DataFrame of notebook, status, seconds, demo
+    cells skipped, cache reuse and files written."""
     import pandas as pd
     from tqdm.auto import tqdm
     overrides = dict(overrides or {})
@@ -317,7 +318,9 @@ def reproduce(profile: str = 'cpu', only: list[str] | None = None, overrides: di
                 error = e; rows.append(dict(notebook=name, status=f'FAILED (cell {e.cell})', seconds=None, files=[]))
             except Interrupted as e:
                 e.notebook = name; raise
+        if error is None: published = layout.publish_records(cfg, out_dir/'records')
     table = pd.DataFrame(rows, columns=['notebook', 'status', 'seconds', 'demos_skipped', 'cache', 'files'])
+    if error is None: table.attrs['published'] = [str(p) for p in published]
     table.attrs['error'] = error
     return table
 

@@ -1,0 +1,38 @@
+"""The committed per-problem records of the CPU study reproduce its committed tables, byte for byte.
+
+`make reproduce PROFILE=cpu-study` publishes every evaluation and ablation run's records under
+runs/cpu-study/records (dagger.layout.publish_records); the figures stage made figures/tables/*_ours-cpu-study.csv
+from the same records in results/. Recomputing the tables from the published copies must give the same CSV text."""
+import pytest
+
+from dagger import ablations, layout
+from dagger.config import load_profile, project_root, read_jsonl
+from dagger.figures import ablation_table, load_runs, our_tidy, pick_lang, table2_layout
+
+STUDY = load_profile('cpu-study')
+TABLES = project_root()/'figures'/'tables'
+
+
+def committed_csv(name: str) -> str:
+    return (TABLES/f'{name}_ours-{STUDY.name}.csv').read_text(encoding='utf-8')
+
+
+def test_the_study_publishes_its_records():
+    runs = {run for run, _ in layout.record_files(STUDY, 'eval', committed=True)}
+    assert len(runs) >= 3, f'expected the untrained, SFT and SFT→GRPO runs under {layout.records_dir(STUDY)}, found {sorted(runs)}'
+    assert layout.record_files(STUDY, 'ablations', committed=True), 'no published ablation records'
+
+
+def test_table2_is_recomputed_from_the_committed_records():
+    recs, files = load_runs(STUDY, verbose=False, committed=True)
+    assert files and len(recs)
+    lang = pick_lang(recs['split'].unique())
+    ours = table2_layout(our_tidy(recs[recs['lang'] == lang]), lang)
+    assert ours.to_csv(index=False) == committed_csv('table2')
+
+
+@pytest.mark.parametrize('name', sorted(set(STUDY.ablation.tables) & {'table3'}))
+def test_ablation_table_is_recomputed_from_the_committed_records(name):
+    (run, f), = [(r, f) for r, f in layout.record_files(STUDY, 'ablations', committed=True) if r == name]
+    t = ablation_table(name, getattr(ablations, name)(read_jsonl(f)), STUDY.model)
+    assert t.to_csv(index=False) == committed_csv(name)
