@@ -46,16 +46,17 @@ def test_results_are_foldered_per_profile_and_model_and_profiles_extend(tmp_path
     with pytest.raises(ConfigError, match='loop'): load_profile('c', ini)
 
 
-def test_the_cpu_study_profile_is_powered_and_trains_by_the_method():
-    "cpu-study: 250 problems per English MSVAMP split, every fitting verified graph in a seeded order, GRPO on MSVAMP's training half, vLLM."
-    from dagger.config import load_profile
+def test_the_cpu_study_profile_is_bangla_on_gemma_and_trains_by_the_method():
+    "cpu-study: Gemma-3-270M on Table 2's four Bangla splits (not smoke-sized), verified graphs in a seeded order, GRPO on MSVAMP-bn's training half, vLLM."
+    from dagger.config import load_profile, EMBEDDED_DEFAULT
+    from dagger.data import EVAL_SPLITS
     from dagger.stats import SMOKE_N
     c = load_profile('cpu-study')
-    assert c.eval.sample_n >= 250 and c.eval.n == 0 and c.ablation.n >= 250 and min(c.eval.sample_n, c.ablation.n) >= SMOKE_N
-    assert set(c.eval.splits) == {'msvamp_en', 'msvamp_en_distract'} and c.msvamp_holdout
-    assert (c.sft.select, c.sft.n_train, c.sft.student_prompt) == ('shuffled', 0, 'brief')
-    assert c.teacher.grpo_msvamp and c.teacher.msvamp_split == 'msvamp_en' and c.grpo.recipe == 'cpu-study'
-    assert c.backend == 'vllm' and c.distractors.backend == 'transformers' and 'table3' in c.ablation.tables
+    assert c.model == EMBEDDED_DEFAULT == 'embedded:gemma3-270m'
+    assert set(c.eval.splits) == set(EVAL_SPLITS) and c.msvamp_holdout and c.eval.n == 0 and c.eval.sample_n >= 4 * SMOKE_N
+    assert (c.sft.select, c.sft.student_prompt, c.sft.eval_split, c.sft.eval_sample_n) == ('shuffled', 'brief', 'msvamp_bn', c.eval.sample_n)
+    assert c.teacher.grpo_msvamp and c.teacher.msvamp_split == 'msvamp_bn' and c.grpo.recipe == 'cpu-study'
+    assert c.backend == 'vllm' and c.distractors.backend == 'transformers'
     assert c.eval.max_new_tokens == c.sft.eval_max_new_tokens == c.ablation.max_new_tokens   # the same budget, so outputs are reused
 
 
