@@ -15,11 +15,11 @@ from .standins import build_standin
 
 # %% auto #0
 __all__ = ['STAGE_RE', 'SKIPPED_DEMO', 'PAPERMILL_TAGS', 'STAGING_DIR', 'KERNEL_ENV', 'LEDGER', 'DRY_RUN_MODELS',
-           'DRY_RUN_FALLBACK', 'DRY_RUN_BACKENDS', 'README_HEAD', 'NOTEBOOK_RE', 'INCLUDE', 'has_parameters',
+           'DRY_RUN_FALLBACK', 'DRY_RUN_BACKENDS', 'README_HEAD', 'PAGE', 'NOTEBOOK_RE', 'INCLUDE', 'has_parameters',
            'stage_number', 'stage_name', 'stages', 'select', 'StageError', 'is_demo', 'without_demos', 'source_cell',
            'staging_dir', 'kernel_env', 'training_passes', 'settings_key', 'read_ledger', 'reproduce',
            'parse_overrides', 'stage_list', 'main', 'stand_in', 'dry_run_overrides', 'dry_run_roster', 'serve',
-           'roster_rows', 'dry_run', 'notebook_markdown', 'readme_text', 'write_readme', 'readme_main',
+           'roster_rows', 'dry_run', 'notebook_markdown', 'pages', 'readme_text', 'write_readme', 'readme_main',
            'notebook_facts', 'notebook_table', 'module_imports', 'module_list', 'expand']
 
 # %% ../nbs/lib_18_pipeline.ipynb #74dfe161
@@ -482,14 +482,23 @@ def notebook_markdown(nb_path: str | Path) -> str:
     return '\n\n'.join(parts) + '\n'
 
 README_HEAD = '<!-- generated from nbs/index.ipynb by `make readme`: edit the notebook, not this file -->\n\n'
+PAGE = re.compile(r'^<!-- page: (\S+) -->\n', re.M)
+
+def pages(nb: str | Path | None = None) -> dict[str, str]:
+    """The pages `nbs/index.ipynb` renders, by repository path: README.md from its start, then each `<!-- page: PATH -->`
+    line starts the page PATH; generated parts are filled in (`expand`)."""
+    parts = PAGE.split(notebook_markdown(nb or project_root()/'nbs'/'index.ipynb'))
+    texts = dict(zip(['README.md', *parts[1::2]], parts[0::2]))
+    return {p: README_HEAD + expand(t.strip() + '\n') for p, t in texts.items()}
 
 def readme_text(nb: str | Path | None = None) -> str:
-    "The README: `nbs/index.ipynb` as markdown with its generated parts filled in (`expand`)."
-    return README_HEAD + expand(notebook_markdown(nb or project_root()/'nbs'/'index.ipynb'))
+    "The README: the front page of `nbs/index.ipynb` (`pages`)."
+    return pages(nb)['README.md']
 
 def write_readme(nb: str | Path | None = None, out: str | Path | None = None) -> Path:
-    "Write README.md at the repository root from `nbs/index.ipynb`."
-    return atomic_write_text(out or project_root()/'README.md', readme_text(nb))
+    "Write README.md and the other pages of `nbs/index.ipynb` (under the folder `out`, default the repository root); return README.md."
+    root = Path(out or project_root())
+    return [atomic_write_text(root/p, t) for p, t in pages(nb).items()][0]
 
 def readme_main() -> int:
     "Command line: regenerate README.md."

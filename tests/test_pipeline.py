@@ -172,8 +172,17 @@ def test_notebook_table(project):
 def test_write_readme(tmp_path):
     nb = tmp_path/'index.ipynb'
     _nb(nb, [new_markdown_cell('# dagger'), new_code_cell('#| hide\nx = 1'), new_code_cell('print(1)')])
-    text = pipeline.write_readme(nb, tmp_path/'README.md').read_text()
+    text = pipeline.write_readme(nb, tmp_path).read_text()
     assert '# dagger' in text and '```python\nprint(1)\n```' in text and 'x = 1' not in text
+
+def test_index_pages_split_at_their_markers(tmp_path):
+    nb = tmp_path/'index.ipynb'
+    _nb(nb, [new_markdown_cell('# dagger\n\nfront'), new_markdown_cell('<!-- page: figures/README.md -->\n# Results\n\ntables'),
+             new_markdown_cell('more tables'), new_markdown_cell('<!-- page: docs/guide.md -->\n# Guide')])
+    readme = pipeline.write_readme(nb, tmp_path)
+    assert readme == tmp_path/'README.md' and readme.read_text() == pipeline.README_HEAD + '# dagger\n\nfront\n'
+    assert (tmp_path/'figures'/'README.md').read_text() == pipeline.README_HEAD + '# Results\n\ntables\n\nmore tables\n'
+    assert (tmp_path/'docs'/'guide.md').read_text() == pipeline.README_HEAD + '# Guide\n'
 
 def test_unknown_override_is_an_error():
     with pytest.raises(ConfigError, match='unknown setting'): load_profile('cpu', n_evl=1)

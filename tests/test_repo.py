@@ -2,7 +2,7 @@
 import json, re, subprocess
 from pathlib import Path
 import nbformat
-from dagger.pipeline import stages, notebook_markdown, readme_text, notebook_facts, module_imports, NOTEBOOK_RE
+from dagger.pipeline import stages, notebook_markdown, pages, readme_text, notebook_facts, module_imports, NOTEBOOK_RE
 from dagger.config import load_profile, profile_names
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,6 +36,8 @@ def test_readme_is_generated_from_index():
     readme = (ROOT/'README.md').read_text()
     assert readme == readme_text(), 'run `make readme`'
     assert 'make test' in readme and 'make reproduce' in readme
+    for page, text in pages().items():
+        assert (ROOT/page).read_text() == text, f'{page}: run `make readme`'
 
 def test_ci_calls_the_readme_test_command():
     assert 'make test' in (ROOT/'.ci'/'run').read_text()
