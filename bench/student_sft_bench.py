@@ -57,7 +57,8 @@ def main():
     from trl.trainer.utils import add_fused_lm_head
     from dagger.config import load_profile, read_jsonl
     from dagger.prompts import student_prompt
-    from dagger.sft import get_recipe, load_for_training, fit_rows, share_frozen_prefix, prompt_prefix
+    from dagger.recipes import get_sft_recipe as get_recipe
+    from dagger.sft import load_for_training, fit_rows, share_frozen_prefix, prompt_prefix
     cfg = load_profile('cpu')
     recipe = get_recipe(cfg.sft.recipe)
 

@@ -216,7 +216,7 @@ def train_noannot(cfg, retrain: bool = False) -> dict:
     "Train the no-annotation SFT model of `cfg` unless an up-to-date one exists; return facts."
     with_dir, c = sft_dir(cfg), noannot_profile(cfg)
     without_dir = sft_dir(c)
-    if without_dir == with_dir: raise RuntimeError('dagger.sft.sft_dir ignores sft_annotations: both arms would share one folder')
+    if without_dir == with_dir: raise RuntimeError('dagger.sft.sft_dir ignores sft.annotations: both arms would share one folder')
     merged_model(cfg)   # the annotated model must exist (the SFT stage)
     if stale := sft_mismatch(cfg, with_dir):
         raise StaleModelError(f'the annotated SFT model in {with_dir} was trained with other settings {stale}: rerun the SFT stage (nbs/stage_4_sft.ipynb)')

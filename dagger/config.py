@@ -222,17 +222,21 @@ def problems(cfg: 'Profile') -> list[str]:
     return out
 
 # %% ../nbs/lib_03_config.ipynb #c180b9c0
+# The flat names the settings had before each stage's settings moved into a section. They are no longer read:
+# this table only lets the error name the replacement.
 LEGACY = {'n_eval': 'eval.sample_n', 'eval_n': 'eval.n', 'eval_methods': 'eval.methods', 'eval_splits': 'eval.splits',
           'eval_max_new_tokens': 'eval.max_new_tokens', 'eval_phases': 'eval.phases', 'sft_eval_split': 'sft.eval_split',
           'sft_eval_n': 'sft.eval_sample_n', 'sft_eval_max_new_tokens': 'sft.eval_max_new_tokens', 'student_shots': 'sft.student_shots',
           'sft_annotations': 'sft.annotations', 'teacher_msvamp_split': 'teacher.msvamp_split', 'teacher_n_msvamp': 'teacher.n_msvamp'}
 LEGACY |= {f'{s}_{f}': f'{s}.{f}' for s in ('teacher', 'sft', 'grpo', 'ablation') for f in ('backend', 'model', 'n_sft', 'n_val', 'n_grpo',
-           'recipe', 'n_train', 'select', 'init', 'tables', 'n', 'n_table7', 'max_new_tokens', 'graph_max_new_tokens', 'languages', 'table3_splits')}
+           'recipe', 'n_train', 'select', 'init', 'tables', 'n', 'n_table7', 'max_new_tokens', 'graph_max_new_tokens', 'languages', 'table3_splits')
+           if f in {x.name for x in fields(SECTIONS[s])}}   # only the settings that exist, e.g. no 'grpo_model'
 
 def _key(k: str) -> str:
-    "A setting's name: 'sft.recipe' as written, from the keyword-safe 'sft__recipe', or from its flat name 'sft_recipe'."
+    "A setting's name: 'sft.recipe' as written or from the keyword-safe 'sft__recipe'; an old flat name ('sft_recipe') is a ConfigError naming its replacement."
     k = k.strip().replace('__', '.')
-    return LEGACY.get(k, k)
+    if k in LEGACY: raise ConfigError(f"setting {k!r} was renamed: use {LEGACY[k]!r} (keyword form {LEGACY[k].replace('.', '__')})")
+    return k
 
 def _types() -> dict:
     top = {f.name: f.type for f in fields(Profile) if f.name not in SECTIONS}

@@ -327,11 +327,11 @@ def grpo_dir(cfg: Profile) -> Path:
 
 def grpo_folder(cfg: Profile) -> str:
     "The results folder of `cfg`'s GRPO arm: 'grpo' (from SFT) or 'grpo_base' (from the base model)."
-    if cfg.grpo.init not in ('sft', 'base'): raise RecipeError(f"grpo_init must be 'sft' or 'base', got {cfg.grpo.init!r}")
+    if cfg.grpo.init not in ('sft', 'base'): raise RecipeError(f"grpo.init must be 'sft' or 'base', got {cfg.grpo.init!r}")
     return 'grpo' if cfg.grpo.init == 'sft' else 'grpo_base'
 
 def init_model(cfg: Profile) -> str:
-    "The model GRPO starts from: the merged SFT model (grpo_init='sft') or the profile's base model ('base')."
+    "The model GRPO starts from: the merged SFT model (grpo.init='sft') or the profile's base model ('base')."
     grpo_dir(cfg)
     return str(merged_model(cfg)) if cfg.grpo.init == 'sft' else cfg.model
 
@@ -405,7 +405,7 @@ def main(argv=None):
     import argparse
     ap = argparse.ArgumentParser(prog='python -m dagger.grpo', description=main.__doc__)
     ap.add_argument('--profile', default='cpu')
-    ap.add_argument('overrides', nargs='*', help='Profile fields as key=value, e.g. grpo_init=base')
+    ap.add_argument('overrides', nargs='*', help='Profile fields as key=value, e.g. grpo.init=base')
     a = ap.parse_args(argv)
     cfg = load_profile(a.profile, **dict(o.split('=', 1) for o in a.overrides))
     facts = run_grpo(cfg)

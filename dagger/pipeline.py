@@ -326,7 +326,7 @@ def reproduce(profile: str = 'cpu', only: list[str] | None = None, overrides: di
 
 # %% ../nbs/lib_18_pipeline.ipynb #cb93bd5c
 def parse_overrides(pairs: list[str] | None) -> dict:
-    "Turn `['n_eval=4', 'model=x']` into `{'n_eval': 4, 'model': 'x'}`."
+    "Turn `['eval.sample_n=4', 'model=x']` into `{'eval.sample_n': 4, 'model': 'x'}`."
     res = {}
     for p in pairs or []:
         if '=' not in p: raise ConfigError(f'override {p!r} is not key=value')

@@ -211,7 +211,7 @@ def student_prompt(cfg=None, shots: int | None = None, annotations: bool | None 
     shots = cfg.sft.student_shots if shots is None else shots
     annotations = cfg.sft.annotations if annotations is None else annotations
     style = (cfg.sft.student_prompt if cfg is not None else 'full') if style is None else style
-    if shots not in (0, 1): raise ValueError(f'student_shots must be 0 or 1, got {shots!r}')
+    if shots not in (0, 1): raise ValueError(f'shots (sft.student_shots) must be 0 or 1, got {shots!r}')
     if style not in STUDENT_PROMPTS: raise ValueError(f'student prompt must be one of {STUDENT_PROMPTS}, got {style!r}')
     def prompt(question: str, lang: str = 'bn') -> list[dict]:
         if style == 'brief': return brief_dagger_prompt(question, lang, distractor=annotations)

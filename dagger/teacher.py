@@ -148,13 +148,13 @@ def hub_graph_text(p) -> str | None:
     return None
 
 def msvamp_training_half(cfg: Profile) -> list:
-    "The SFT questions profile `cfg` draws from the training half of `teacher_msvamp_split` (none when it is '')."
+    "The SFT questions profile `cfg` draws from the training half of `teacher.msvamp_split` (none when it is '')."
     name = cfg.teacher.msvamp_split
     if not name: return []
     if not name.startswith('msvamp_') or name.endswith(('_distract', '_dose')):
-        raise ValueError(f'teacher_msvamp_split must be an MSVAMP base split such as msvamp_en, not {name!r}')
+        raise ValueError(f'teacher.msvamp_split must be an MSVAMP base split such as msvamp_en, not {name!r}')
     if not cfg.msvamp_holdout:
-        raise OverlapError(f'teacher_msvamp_split = {name} trains on MSVAMP: set msvamp_holdout = true so that only the other half is evaluated')
+        raise OverlapError(f'teacher.msvamp_split = {name} trains on MSVAMP: set msvamp_holdout = true so that only the other half is evaluated')
     return sample(msvamp_train_questions(cfg), cfg.teacher.n_msvamp or None, cfg.seed)
 
 def msvamp_train_questions(cfg: Profile) -> list:

@@ -219,7 +219,7 @@ def test_sft_mismatch(tmp_path):
 
 
 def test_table_sizes_follow_the_profile():
-    # Table 5 once ignored ablation_n and ran every MGSM problem of each language on cpu
+    # Table 5 once ignored ablation.n and ran every MGSM problem of each language on cpu
     cpu = load_profile('cpu')
     assert A.table_sizes(cpu) == dict(table3=cpu.eval.n, table5=cpu.ablation.n, table7=cpu.ablation.n_table7)
     assert A.table_sizes(cpu)['table5'] == 1 and A.table_sizes(cpu, 5) == dict(table3=5, table5=5, table7=5)

@@ -276,7 +276,7 @@ def test_hub_row_variants():
 
 
 def test_msvamp_halves_follow_the_problem_number():
-    halved, full = load_profile('cpu', msvamp_holdout=True), load_profile('cpu', msvamp_holdout=False, teacher_msvamp_split='')
+    halved, full = load_profile('cpu', msvamp_holdout=True), load_profile('cpu', msvamp_holdout=False, teacher__msvamp_split='')
     en, bn = load_split('msvamp_en'), load_split('msvamp_bn')
     assert [D.msvamp_half(p) for p in en[:4]] == ['heldout', 'train', 'heldout', 'train']
     assert [p.id.split('-')[1] for p in D.evaluable(en, halved)] == [p.id.split('-')[1] for p in D.evaluable(bn, halved)]

@@ -296,7 +296,7 @@ def test_load_splits_draws_only_evaluable_problems():
     (ms, ms_size), (mg, mg_size) = got['msvamp_en'], got['mgsm_en']
     assert (len(ms), ms_size, len(mg), mg_size) == (8, 500, 8, 250)
     assert all(int(p.id.rsplit('-', 1)[1]) % 2 == 0 for p in ms)
-    assert E.load_splits(['msvamp_en'], n=12, seed=0, cfg=load_profile('cpu', msvamp_holdout=False, teacher_msvamp_split=''), verbose=False)['msvamp_en'][1] == 1000
+    assert E.load_splits(['msvamp_en'], n=12, seed=0, cfg=load_profile('cpu', msvamp_holdout=False, teacher__msvamp_split=''), verbose=False)['msvamp_en'][1] == 1000
 
 
 # --- the smoke check: its own folder, its own sample, the same backend ------------------------------

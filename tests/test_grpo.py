@@ -211,10 +211,10 @@ def test_profiles_and_arms():
     for name, recipe in (('cpu', 'cpu'), ('paper', 'paper')):
         c = load_profile(name)
         assert c.grpo.recipe == recipe and c.grpo.init == 'sft' and R.grpo_dir(c) == c.results/'grpo'
-    b = load_profile('cpu', grpo_init='base')
+    b = load_profile('cpu', grpo__init='base')
     assert R.grpo_dir(b) == b.results/'grpo_base' and R.init_model(b) == b.model and R.phase_label(b) == 'Base→GRPO'
     with pytest.raises(ConfigError, match="grpo.init = 'scratch'"):
-        load_profile('cpu', grpo_init='scratch')
+        load_profile('cpu', grpo__init='scratch')
 
 
 def test_history_frame():

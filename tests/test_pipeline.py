@@ -71,7 +71,7 @@ def test_stages_are_numbered_notebooks_with_parameters(project):
 
 def test_reproduce_passes_profile_and_overrides_and_reports_files(project, monkeypatch):
     monkeypatch.delenv('GLIBC_TUNABLES', raising=False)
-    table = pipeline.reproduce('cpu', only=['0'], overrides={'n_eval': 3})
+    table = pipeline.reproduce('cpu', only=['0'], overrides={'eval.sample_n': 3})
     assert table.attrs['error'] is None
     row = table.iloc[0]
     assert (row.notebook, row.status) == ('stage_0_write.ipynb', 'ok')
@@ -97,11 +97,11 @@ def test_failure_is_reported_at_the_source_cell(project):
     _no_leftovers(project)
 
 def test_a_failing_stage_leaves_previous_outputs_untouched(project):
-    assert pipeline.reproduce('cpu', only=['write'], overrides={'n_eval': 3}).attrs['error'] is None
+    assert pipeline.reproduce('cpu', only=['write'], overrides={'eval.sample_n': 3}).attrs['error'] is None
     results, figure = project/'results'/'cpu'/'eval'/'out.json', project/'figures'/'fig_cpu.txt'
     good_nb = (project/'runs'/'cpu'/'stage_0_write.ipynb').read_text()
     before = (results.read_text(), figure.read_text())
-    table = pipeline.reproduce('cpu', only=['write'], overrides={'n_eval': 99})     # writes new outputs, then fails
+    table = pipeline.reproduce('cpu', only=['write'], overrides={'eval.sample_n': 99})     # writes new outputs, then fails
     assert 'n_eval 99 fails' in table.attrs['error'].error and table.attrs['error'].cell == 3
     assert (results.read_text(), figure.read_text()) == before and json.loads(before[0])['n_eval'] == 3
     assert (project/'runs'/'cpu'/'stage_0_write.ipynb').read_text() == good_nb            # the last good notebook stays
@@ -156,7 +156,7 @@ def test_cli_exit_codes_and_list(project, capfd):
     assert pipeline.main(['--list']) == 0
     listed = capfd.readouterr().out.splitlines()
     assert listed[1].split() == ['1', 'fail', 'stage_1_fail.ipynb'] and len(listed) == 5
-    assert pipeline.main(['--only', '0', '--set', 'n_eval=2']) == 0
+    assert pipeline.main(['--only', '0', '--set', 'eval.sample_n=2']) == 0
     assert 'without encryption' not in capfd.readouterr().err         # the kernel talks over IPC
     assert pipeline.main(['--only', '1']) == 1
     assert 'boom' in capfd.readouterr().err

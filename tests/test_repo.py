@@ -129,3 +129,15 @@ def test_every_cfg_attribute_named_exists():
             if a not in top or (a in SECTIONS and b and b not in {f.name for f in dataclasses.fields(SECTIONS[a])}):
                 bad.append(f'{name}: {m.group(0)}')
     assert not bad, bad
+
+
+def test_bench_scripts_import_only_names_the_package_has():
+    "Every `from dagger.x import y` in bench/ names something dagger.x defines (a renamed function breaks no benchmark silently)."
+    import ast, importlib
+    missing = []
+    for f in sorted((ROOT/'bench').glob('*.py')):
+        for n in ast.walk(ast.parse(f.read_text())):
+            if isinstance(n, ast.ImportFrom) and (n.module or '').startswith('dagger'):
+                m = importlib.import_module(n.module)
+                missing += [f'{f.name}:{n.lineno} {n.module}.{a.name}' for a in n.names if not hasattr(m, a.name)]
+    assert not missing, missing

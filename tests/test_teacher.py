@@ -80,19 +80,19 @@ def test_published_rows_supply_their_graph():
                 meta={'hub_row': {'messages': [{'role': 'user', 'content': 'q'}, {'role': 'assistant', 'content': PEN}]}})
     assert T.hub_graph_text(p) == PEN
     assert T.hub_graph_text(Problem('h2', 'q', 1.0, 'bn', 's', 's', meta={'hub_row': {'question': 'q'}})) is None
-    cfg = load_profile('cpu', teacher_backend='openai', teacher_model='none')
+    cfg = load_profile('cpu', teacher__backend='openai', teacher__model='none')
     assert T.teacher_outputs(cfg, [p], backend=Fixed(['unused'])) == [(PEN, None)]
 
 
 def test_the_report_says_what_was_published_and_what_was_requested(tmp_path):
-    cfg = load_profile('cpu', teacher_backend='openai', teacher_model='none', teacher_n_sft=3, teacher_n_val=1, teacher_n_grpo=1,
-                       teacher_msvamp_split='')
+    cfg = load_profile('cpu', teacher__backend='openai', teacher__model='none', teacher__n_sft=3, teacher__n_val=1, teacher__n_grpo=1,
+                       teacher__msvamp_split='')
     be = Fixed([PEN] * 4)
     rep = T.run_teacher(cfg, backend=be, out=tmp_path/'req', progress=False)   # GSM8K questions carry converted gold graphs: still asked
     assert len(be.seen) == 4 and rep['origins'] == {'requested': dict(outputs=4, kept=0)}
     hub = D.write_hub_fixture(tmp_path/'hub')
-    pub = load_profile('paper', hub_dir=str(hub), teacher_n_sft=3, teacher_n_val=1, teacher_n_grpo=1, data_dir='data')
-    rep = T.run_teacher(pub.replace(teacher_backend='openai'), backend=Fixed([]), out=tmp_path/'pub', progress=False)
+    pub = load_profile('paper', hub_dir=str(hub), teacher__n_sft=3, teacher__n_val=1, teacher__n_grpo=1, data_dir='data')
+    rep = T.run_teacher(pub.replace(teacher__backend='openai'), backend=Fixed([]), out=tmp_path/'pub', progress=False)
     assert rep['origins'] == {'published': dict(outputs=4, kept=4)}
 
 
@@ -131,7 +131,7 @@ def test_overlap_check_catches_disguised_eval_questions(index):
 
 
 def test_run_teacher_writes_sets_and_refuses_overlap(tmp_path, monkeypatch):
-    cfg = load_profile('cpu', teacher_n_sft=12, teacher_n_val=4, teacher_n_grpo=6, teacher_msvamp_split='')
+    cfg = load_profile('cpu', teacher__n_sft=12, teacher__n_val=4, teacher__n_grpo=6, teacher__msvamp_split='')
     rep = T.run_teacher(cfg, out=tmp_path/'ok', progress=False)
     sets = {n: read_jsonl(tmp_path/'ok'/f'{n}.jsonl') for n in ('sft_train', 'sft_val', 'grpo_train')}
     assert {k: len(v) for k, v in sets.items()} == rep['sizes'] == dict(sft_train=12, sft_val=4, grpo_train=6)
@@ -147,8 +147,8 @@ def test_run_teacher_writes_sets_and_refuses_overlap(tmp_path, monkeypatch):
 
 
 def test_msvamp_training_half_is_never_evaluated(tmp_path):
-    cfg = load_profile('cpu', teacher_n_sft=6, teacher_n_val=2, teacher_n_grpo=2, msvamp_holdout=True,
-                       teacher_msvamp_split='msvamp_en', teacher_n_msvamp=10)
+    cfg = load_profile('cpu', teacher__n_sft=6, teacher__n_val=2, teacher__n_grpo=2, msvamp_holdout=True,
+                       teacher__msvamp_split='msvamp_en', teacher__n_msvamp=10)
     rep = T.run_teacher(cfg, out=tmp_path, progress=False)
     rows = read_jsonl(tmp_path/'sft_train.jsonl')
     ms = [r for r in rows if r['source'] == 'msvamp']
@@ -160,7 +160,7 @@ def test_msvamp_training_half_is_never_evaluated(tmp_path):
     with pytest.raises(T.OverlapError, match='msvamp'):
         T.check_overlap(dict(sft_train=[dict(id=p.id, question=p.meta['query_en']) for p in held]), index)
     with pytest.raises(ConfigError, match='msvamp_holdout'):                       # refused when the profile loads
-        load_profile('cpu', msvamp_holdout=False, teacher_msvamp_split='msvamp_en')
+        load_profile('cpu', msvamp_holdout=False, teacher__msvamp_split='msvamp_en')
     unchecked = Profile(name='cpu', msvamp_holdout=False, teacher=TeacherSettings(msvamp_split='msvamp_en'))
     with pytest.raises(T.OverlapError, match='msvamp_holdout'):                    # and by the stage itself
         T.run_teacher(unchecked, out=tmp_path/'no', progress=False)
