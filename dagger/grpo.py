@@ -2,14 +2,14 @@
 
 # %% ../nbs/stage_5_grpo.ipynb #a1a8e2e9
 from __future__ import annotations
-import dataclasses, json, math, os, re, shutil, time
+import contextlib, dataclasses, importlib, json, math, os, re, shutil, sys, time
 from dataclasses import dataclass
 from pathlib import Path
 from . import graph as G
 from .config import Profile, write_json, write_jsonl, atomic_write_text, run_info, load_profile
 from .prompts import student_prompt
 from .llm import (resolve_model, Sampling, get_backend, unload_models, resolve_device, cache_dir, vllm_settings, hand_off, hold,
-                        release_attached_engine, unsloth_first)
+                        release_attached_engine, unsloth_first, text_only_engine)
 from .eval import evaluate, summarize
 from .teacher import load_sets
 from .recipes import LoraSettings, GRPORecipe, GRPO_RECIPES, RecipeError, get_grpo_recipe, grpo_accumulation
@@ -20,9 +20,10 @@ from . import layout
 __all__ = ['COMPONENTS', 'REWARD_FUNCS', 'BYTES', 'TRL_KEYS', 'HISTORY', 'PHASE_LABELS', 'completion_text', 'reward_table',
            'graph_size', 'format_reward', 'execution_reward', 'accuracy_reward', 'vllm_ok', 'unsloth_ok', 'grpo_config',
            'param_count', 'kv_bytes_per_token', 'colocate_memory', 'gpu_gb', 'prompt_length', 'fit_prompts', 'gold_of',
-           'vllm_share', 'load_policy', 'checkpoints', 'score_model', 'merge_checkpoint', 'select_checkpoint',
-           'train_grpo', 'history_frame', 'plot_rewards', 'grpo_dir', 'grpo_folder', 'init_model', 'phase_label',
-           'grpo_vs_sft', 'metrics_table', 'nodes_table', 'run_grpo', 'main']
+           'language_only_trl_vllm', 'language_only_unsloth_vllm', 'vllm_share', 'load_policy', 'checkpoints',
+           'score_model', 'merge_checkpoint', 'select_checkpoint', 'train_grpo', 'history_frame', 'plot_rewards',
+           'grpo_dir', 'grpo_folder', 'init_model', 'phase_label', 'grpo_vs_sft', 'metrics_table', 'nodes_table',
+           'run_grpo', 'main']
 
 # %% ../nbs/stage_5_grpo.ipynb #02c4bab4
 def completion_text(completion) -> str:
@@ -157,6 +158,37 @@ def gold_of(row: dict) -> float:
     "The gold answer of a training or validation row (`solution` in GRPO rows, `answer` in SFT rows)."
     return float(row['solution'] if 'solution' in row else row['answer'])
 
+# %% ../nbs/stage_5_grpo.ipynb #e4ab1ab3
+@contextlib.contextmanager
+def _patched(module: str, name: str, wrap):
+    "While active, `module.name` is `wrap(original)`; nothing (with a warning) where the module or the name is missing."
+    try: mod = importlib.import_module(module)
+    except ImportError: yield False; return
+    orig = getattr(mod, name, None)
+    if orig is None:
+        print(f'warning: {module}.{name} not found: its vLLM engine is not made language-only', file=sys.stderr)
+        yield False; return
+    setattr(mod, name, wrap(orig))
+    try: yield True
+    finally: setattr(mod, name, orig)
+
+def language_only_trl_vllm():
+    "While TRL's GRPOTrainer is built: its colocate `vllm.LLM` gets `text_only_engine(model)` (explicit arguments win)."
+    def wrap(LLM):
+        def llm(*args, **kw):
+            return LLM(*args, **(text_only_engine(kw.get('model', args[0] if args else '')) | kw))
+        return llm
+    return _patched('trl.generation.vllm_generation', 'LLM', wrap)
+
+def language_only_unsloth_vllm():
+    "While unsloth builds its `fast_inference` engine: a text-only load asks vLLM for the language model only."
+    def wrap(engine_args):
+        def args(config, is_vision_model, *a, **kw):
+            got = engine_args(config, is_vision_model, *a, **kw)
+            return got if is_vision_model else {'language_model_only': True} | got
+        return args
+    return _patched('unsloth_zoo.vllm_utils', '_get_multimodal_engine_args', wrap)
+
 # %% ../nbs/stage_5_grpo.ipynb #72d0af47
 def vllm_share(model: str, recipe: GRPORecipe) -> float:
     "vLLM's share of the GPU for `model`: the recipe's, else `colocate_memory`'s from the model's config and this GPU."
@@ -169,9 +201,10 @@ def load_policy(model: str, recipe: GRPORecipe, seed: int = 0):
     if unsloth_ok(recipe):
         from unsloth import FastLanguageModel
         fast = vllm_ok(recipe)
-        lm, tok = FastLanguageModel.from_pretrained(resolve_model(model), max_seq_length=recipe.max_length, load_in_4bit=False,
-                                                    fast_inference=fast, max_lora_rank=recipe.lora_r, text_only=True,
-                                                    **(dict(gpu_memory_utilization=vllm_share(model, recipe)) if fast else {}))
+        with language_only_unsloth_vllm() if fast else contextlib.nullcontext():
+            lm, tok = FastLanguageModel.from_pretrained(resolve_model(model), max_seq_length=recipe.max_length, load_in_4bit=False,
+                                                        fast_inference=fast, max_lora_rank=recipe.lora_r, text_only=True,
+                                                        **(dict(gpu_memory_utilization=vllm_share(model, recipe)) if fast else {}))
         return hold(unsloth_lora(lm, recipe, seed), 'the GRPO policy'), tok, None, 'unsloth'
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -259,8 +292,9 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
     vllm = dict(vllm_gpu_memory_utilization=vllm_share(model, recipe)) if vllm_ok(recipe) else {}
     args = grpo_config(recipe, out/'checkpoints', device=device, world_size=world_size, seed=seed, **vllm)
     if (out/'checkpoints').exists(): shutil.rmtree(out/'checkpoints')
-    trainer = hold(GRPOTrainer(model=lm, reward_funcs=list(REWARD_FUNCS), args=args, train_dataset=_dataset(train_rows),
-                               processing_class=tok, peft_config=peft_config), 'the GRPO trainer')
+    with language_only_trl_vllm() if args.use_vllm and args.vllm_mode == 'colocate' else contextlib.nullcontext():
+        trainer = hold(GRPOTrainer(model=lm, reward_funcs=list(REWARD_FUNCS), args=args, train_dataset=_dataset(train_rows),
+                                   processing_class=tok, peft_config=peft_config), 'the GRPO trainer')
     t0 = time.time()
     result = trainer.train()
     wall = time.time() - t0

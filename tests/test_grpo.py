@@ -317,3 +317,22 @@ def test_colocated_vllm_share_from_the_model_size():
         R.colocate_memory(_gemma3('12b'), R.GRPO_RECIPES['paper'], 40)
     a = R.grpo_config(R.GRPO_RECIPES['paper'], '/tmp/x', device='cpu', use_vllm=True, vllm_gpu_memory_utilization=m12['fraction'])
     assert a.vllm_gpu_memory_utilization == 0.49 and a.vllm_max_model_length == 4096
+
+
+def test_trl_colocate_engine_is_built_language_only(monkeypatch):
+    "TRL's colocate engine is constructed through the module name `LLM`; while the trainer is built it gets text_only_engine's arguments."
+    import inspect
+    import trl.generation.vllm_generation as vg
+    from dagger import grpo
+    assert 'LLM(' in inspect.getsource(vg.VLLMGeneration._init_vllm), 'TRL no longer builds its engine through vllm_generation.LLM'
+    seen = []
+    monkeypatch.setattr(vg, 'LLM', lambda *a, **kw: seen.append(kw) or 'engine', raising=False)
+    monkeypatch.setattr(grpo, 'text_only_engine', lambda path: {'language_model_only': True} if 'gemma-3-4b' in path else {})
+    with grpo.language_only_trl_vllm() as on:
+        assert on
+        assert vg.LLM(model='google/gemma-3-4b-it', gpu_memory_utilization=0.2) == 'engine'
+        vg.LLM(model='HuggingFaceTB/SmolLM2-135M')
+        vg.LLM(model='google/gemma-3-4b-it', language_model_only=False)      # an explicit argument wins
+    assert seen == [dict(language_model_only=True, model='google/gemma-3-4b-it', gpu_memory_utilization=0.2),
+                    dict(model='HuggingFaceTB/SmolLM2-135M'), dict(language_model_only=False, model='google/gemma-3-4b-it')]
+    assert vg.LLM(model='x') == 'engine' and 'language_model_only' not in seen[-1]   # restored after the block
