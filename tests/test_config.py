@@ -63,8 +63,8 @@ def test_the_cpu_study_profile_is_bangla_on_gemma_and_trains_by_the_method():
     from dagger.stats import SMOKE_N
     c = load_profile('cpu-study')
     assert c.model == EMBEDDED_DEFAULT == 'embedded:gemma3-270m'
-    assert set(c.eval.splits) == set(EVAL_SPLITS) and c.msvamp_holdout and c.eval.n == 0 and c.eval.sample_n >= 4 * SMOKE_N
-    assert (c.sft.select, c.sft.student_prompt, c.sft.eval_split, c.sft.eval_sample_n) == ('shuffled', 'brief', 'msvamp_bn', c.eval.sample_n)
+    assert set(c.eval.splits) == set(EVAL_SPLITS) and c.msvamp_holdout and c.eval.n == 0 and c.eval.sample_n >= SMOKE_N
+    assert (c.sft.select, c.sft.student_prompt, c.sft.eval_split) == ('shuffled', 'brief', 'msvamp_bn') and c.sft.eval_sample_n >= c.eval.sample_n
     assert c.teacher.grpo_msvamp and c.teacher.msvamp_split == 'msvamp_bn' and c.grpo.recipe == 'cpu-study'
     assert c.backend == 'vllm' and c.distractors.backend == 'transformers'
     assert c.eval.max_new_tokens == c.sft.eval_max_new_tokens == c.ablation.max_new_tokens   # the same budget, so outputs are reused
