@@ -17,7 +17,6 @@ from dagger.eval import run_eval, run_name
 from dagger.stats import mcnemar, paired_bootstrap_diff, wilson
 
 ROOT = Path(__file__).resolve().parents[1]
-SPLIT = 'msvamp_en_distract'
 
 
 def summary(df: pd.DataFrame) -> dict:
@@ -30,15 +29,16 @@ def summary(df: pd.DataFrame) -> dict:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--cap', type=int, default=640)
+    ap.add_argument('--split', default='msvamp_bn_distract', help='a +D split of the study (the committed result: msvamp_en_distract of the English SmolLM2 study)')
     a = ap.parse_args()
     base = load_profile('cpu-study')
     cfg = base.replace(**{'eval.max_new_tokens': a.cap})
-    out = dict(split=SPLIT, caps=[base.eval.max_new_tokens, a.cap], phases={})
+    out = dict(split=a.split, caps=[base.eval.max_new_tokens, a.cap], phases={})
     for phase in ('sft', 'grpo'):
         t0 = time.time()
         study = pd.DataFrame(read_jsonl(layout.path(base, 'eval')/f'{run_name(base.model)}-{phase}'/'records.jsonl'))
-        study = study[(study['split'] == SPLIT) & (study['method'] == 'dagger')]
-        more = run_eval(cfg, methods=['dagger'], splits=[SPLIT], phase=phase, write=False)['records']
+        study = study[(study['split'] == a.split) & (study['method'] == 'dagger')]
+        more = run_eval(cfg, methods=['dagger'], splits=[a.split], phase=phase, write=False)['records']
         pair = study[['id', 'correct', 'executed']].merge(more[['id', 'correct', 'executed']], on='id', suffixes=('_study', '_more'))
         ex = lambda s: s.fillna(False).astype(bool).astype(float)
         out['phases'][phase] = dict(
