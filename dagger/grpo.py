@@ -174,9 +174,9 @@ def _patched(module: str, name: str, wrap):
 
 def language_only_trl_vllm():
     "While TRL's GRPOTrainer is built: its colocate `vllm.LLM` gets `text_only_engine(model)` (explicit arguments win)."
-    def wrap(LLM):
+    def wrap(build):                                  # TRL's own call is checked by its engine's keywords, not ours
         def llm(*args, **kw):
-            return LLM(*args, **(text_only_engine(kw.get('model', args[0] if args else '')) | kw))
+            return build(*args, **(text_only_engine(kw.get('model', args[0] if args else '')) | kw))
         return llm
     return _patched('trl.generation.vllm_generation', 'LLM', wrap)
 
