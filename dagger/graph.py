@@ -8,6 +8,7 @@ from fractions import Fraction
 from .graph_base import GraphError, ParseError, ExecutionError, OPS, MAX_CHARS, MAX_DEPTH, decode, describe
 from .repair import REPAIRS, find_payload, loads, repair_obj
 from .numbers import to_ascii_digits
+import msgspec
 
 # %% auto #0
 __all__ = ['EXECUTION_KINDS', 'Graph', 'from_obj', 'format_graph', 'parse', 'execute', 'op_count', 'declared_distractors',
@@ -165,6 +166,36 @@ def format_graph(graph_or_obj) -> str:
     lines = ',\n'.join('  ' + json.dumps(n, ensure_ascii=False, allow_nan=False, separators=(', ', ': ')) for n in obj['nodes'])
     return '```json\n{"nodes": [\n' + lines + '\n]}\n```'
 
+# %% ../nbs/lib_09_graph.ipynb #2cebe052
+class _Node(msgspec.Struct, gc=False):
+    id: str
+    op: str | None = None
+    args: list[str] | None = None
+    val: float | None = None
+    distractor: bool | None = None
+    label: str | None = None
+
+class _Doc(msgspec.Struct, gc=False):
+    nodes: list[_Node]
+
+_decode_doc = msgspec.json.Decoder(_Doc).decode
+
+def _fast_graph(text: str) -> Graph | None:
+    "The graph in the first closed ```json fence if it needs no repair, decoded into typed records in one pass; else None."
+    i = text.find('```json')
+    j = text.find('```', i + 7) if i >= 0 else -1
+    if j < 0 or text.count('[', i, j) + text.count('{', i, j) >= MAX_DEPTH: return None
+    try: recs = _decode_doc(text[i + 7:j]).nodes
+    except (msgspec.MsgspecError, RecursionError, ValueError): return None   # ValueError: a lone surrogate in the text
+    ids = {r.id for r in recs}
+    if len(ids) != len(recs) or 'final_result' not in ids: return None
+    nodes = []
+    for r in recs:
+        args = r.args or []
+        if r.op not in OPS or not ids.issuperset(args): return None
+        nodes.append({'id': r.id, 'op': r.op, 'args': args, 'val': r.val, 'distractor': bool(r.distractor), 'label': r.label or ''})
+    return Graph(nodes)
+
 # %% ../nbs/lib_09_graph.ipynb #940a8aa9
 def _fenced(text: str) -> str:
     "The text inside the first closed ```json fence."
@@ -178,6 +209,7 @@ def parse(text: str, strict: bool = False) -> Graph:
     "The graph in a model's raw output (strict: fenced, strictly valid JSON only; lenient: repaired, repairs recorded)."
     if not isinstance(text, str): raise ParseError('no_graph', f'expected text, got {type(text).__name__}')
     if len(text) > MAX_CHARS: raise ParseError('too_large', f'{len(text):,} characters; the limit is {MAX_CHARS:,}')
+    if (g := _fast_graph(text)) is not None: return g
     if strict: return from_obj(decode(_fenced(text)), strict=True)
     repairs = []
     return from_obj(loads(find_payload(text, repairs), repairs), repairs=repairs)

@@ -7,9 +7,9 @@ from pathlib import Path
 from .config import Profile, atomic_write_bytes, project_root
 
 # %% auto #0
-__all__ = ['RESULT_FOLDERS', 'GENERATED_FOLDERS', 'STAGING_ENV', 'TARGETS', 'RECORD_FOLDERS', 'LayoutError', 'staging', 'output',
-           'path', 'generated_root', 'generated', 'generated_output', 'figures_output', 'stage_for', 'promote',
-           'records_dir', 'record_files', 'publish_records']
+__all__ = ['RESULT_FOLDERS', 'GENERATED_FOLDERS', 'STAGING_ENV', 'WRITERS', 'TARGETS', 'RECORD_FOLDERS', 'LayoutError', 'staging',
+           'output', 'path', 'generated_root', 'generated', 'generated_output', 'figures_output', 'stage_for',
+           'promote', 'records_dir', 'record_files', 'publish_records']
 
 # %% ../nbs/lib_04_layout.ipynb #112a523b
 RESULT_FOLDERS = {
@@ -33,6 +33,12 @@ class LayoutError(ValueError):
 def _check(name: str, known: dict) -> str:
     if name not in known: raise LayoutError(f'unknown folder {name!r}; known: {sorted(known)}')
     return name
+
+# %% ../nbs/lib_04_layout.ipynb #125e2806
+WRITERS = {'distractors': 'stage_1_distractors', 'distractmath': 'stage_1_distractors', 'dataset': 'stage_2_dataset',
+           'teacher': 'stage_3_teacher', 'sft': 'stage_4_sft', 'grpo': 'stage_5_grpo', 'grpo_base': 'stage_5_grpo',
+           'eval': 'stage_6_evaluation', 'eval_smoke': 'stage_6_evaluation', 'sft_noannot': 'stage_7_ablations',
+           'ablations': 'stage_7_ablations'}
 
 # %% ../nbs/lib_04_layout.ipynb #16803533
 def staging() -> Path | None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse, ast, contextlib, fcntl, hashlib, json, os, re, shutil, signal, sys, tempfile, threading, time
 from pathlib import Path
 import nbformat
-from .config import project_root, load_profile, Profile, ConfigError, atomic_write_text, write_json, profile_values, model_slug, EMBEDDED_DEFAULT
-from .layout import STAGING_ENV, generated_root, promote, stage_for
+from .config import project_root, load_profile, Profile, ConfigError, atomic_write_text, write_json, read_json, profile_values, model_slug, EMBEDDED_DEFAULT
+from .layout import STAGING_ENV, WRITERS, generated_root, promote, stage_for
 from . import layout
 from .llm import embedded_model_path
 from .data import write_hub_fixture
@@ -15,12 +15,13 @@ from .standins import build_standin
 
 # %% auto #0
 __all__ = ['STAGE_RE', 'SKIPPED_DEMO', 'PAPERMILL_TAGS', 'STAGING_DIR', 'KERNEL_ENV', 'LEDGER', 'DRY_RUN_MODELS',
-           'DRY_RUN_FALLBACK', 'DRY_RUN_BACKENDS', 'README_HEAD', 'PAGE', 'NOTEBOOK_RE', 'INCLUDE', 'has_parameters',
-           'stage_number', 'stage_name', 'stages', 'select', 'StageError', 'is_demo', 'without_demos', 'source_cell',
-           'staging_dir', 'kernel_env', 'training_passes', 'settings_key', 'read_ledger', 'reproduce',
+           'DRY_RUN_FALLBACK', 'DRY_RUN_BACKENDS', 'README_HEAD', 'PAGE', 'NOTEBOOK_RE', 'INCLUDE', 'FLOW',
+           'has_parameters', 'stage_number', 'stage_name', 'stages', 'select', 'StageError', 'is_demo', 'without_demos',
+           'source_cell', 'staging_dir', 'kernel_env', 'training_passes', 'settings_key', 'read_ledger', 'reproduce',
            'parse_overrides', 'stage_list', 'main', 'stand_in', 'dry_run_overrides', 'dry_run_roster', 'serve',
            'roster_rows', 'dry_run', 'notebook_markdown', 'pages', 'readme_text', 'write_readme', 'readme_main',
-           'notebook_facts', 'notebook_table', 'module_imports', 'module_list', 'expand']
+           'notebook_facts', 'notebook_table', 'module_imports', 'module_list', 'expand', 'read_flow', 'record_flow',
+           'place', 'family', 'flow_edges', 'flow_mermaid']
 
 # %% ../nbs/lib_18_pipeline.ipynb #74dfe161
 STAGE_RE = re.compile(r'stage_(\d+)_(\w+)')
@@ -313,6 +314,7 @@ def reproduce(profile: str = 'cpu', only: list[str] | None = None, overrides: di
             folder.mkdir(parents=True, exist_ok=True)
             try:
                 rows.append(run_stage(nb, c, ov, folder, kernel, demos) | dict(notebook=name))
+                record_flow(out_dir, name, rows[-1]['files'])
                 ledger[name] = settings_key(c); write_json(out_dir/LEDGER, ledger)
             except StageError as e:
                 error = e; rows.append(dict(notebook=name, status=f'FAILED (cell {e.cell})', seconds=None, files=[]))
@@ -549,14 +551,89 @@ def module_list(nbs: str | Path | None = None) -> str:
     return ''.join(f"- `{f['module']}` ({f['notebook']}) uses {', '.join(deps.get(f['module'][7:], [])) or 'no other module'}\n"
                    for f in facts if f['module'])
 
-INCLUDE = re.compile(r'<!--\s*(notebooks|modules|include:\s*(\S+))\s*-->')
+INCLUDE = re.compile(r'<!--\s*(notebooks|modules|include:\s*(\S+)|flow:\s*(\S+))\s*-->')
 
 def expand(md: str) -> str:
-    "Fill `<!-- notebooks -->`, `<!-- modules -->` and `<!-- include: path -->` (a repository file) in markdown `md`."
+    """Fill `<!-- notebooks -->`, `<!-- modules -->`, `<!-- include: path -->` (a repository file) and `<!-- flow: profile -->`
+    (its data flow, `flow_mermaid`) in markdown `md`."""
     def fill(m):
+        if m[3]: return flow_mermaid(m[3])
         if m[1] == 'notebooks': return notebook_table()
         if m[1] == 'modules': return module_list()
         p = project_root()/m[2]
         if not p.is_file(): raise FileNotFoundError(f'README include {m[2]}: no such file')
         return p.read_text(encoding='utf-8')
     return INCLUDE.sub(fill, md)
+
+# %% ../nbs/lib_18_pipeline.ipynb #80984e1d
+FLOW = 'flow.json'
+
+def read_flow(out_dir: str | Path) -> dict:
+    "{stage: files it wrote} recorded for the run in `out_dir` ({} when none; a damaged record says so and counts as none)."
+    p = Path(out_dir)/FLOW
+    if not p.is_file(): return {}
+    try: flow = json.loads(p.read_text(encoding='utf-8'))
+    except (ValueError, UnicodeDecodeError) as e: flow = e
+    if isinstance(flow, dict) and all(isinstance(v, list) for v in flow.values()): return flow
+    print(f'warning: {p} is damaged ({flow}), so the data flow uses the declared writers', file=sys.stderr); return {}
+
+def record_flow(out_dir: str | Path, stage: str, files: list[str]) -> Path:
+    "Record (or replace) the files that `stage` wrote in the run's `flow.json`."
+    return write_json(Path(out_dir)/FLOW, read_flow(out_dir) | {stage: sorted(files)})
+
+# %% ../nbs/lib_18_pipeline.ipynb #d05d26f2
+def _rel(p: Path) -> tuple:
+    return Path(os.path.relpath(p, project_root())).parts
+
+def place(path: str, cfg: Profile) -> str:
+    "The node a file is drawn as: its results or generated folder, its figure or table, its folder under data/, or itself."
+    parts = Path(path).parts
+    for root in (_rel(cfg.results), _rel(generated_root(cfg))):
+        if parts[:len(root)] == root and len(parts) > len(root) + 1: return '/'.join(parts[:len(root) + 1])
+    if parts[:len(_rel(cfg.figures))] == _rel(cfg.figures): return family(Path(path).stem)
+    if parts[0] == 'data' and len(parts) > 2: return '/'.join(parts[:2])
+    return path
+
+def family(stem: str) -> str:
+    "A figure or table without its origin: `table2_ours-cpu`, `table2_compare-cpu` and `table2_paper-reported` are `table2`."
+    return re.split(r'_(?:ours|compare|paper)-', stem, maxsplit=1)[0]
+
+# %% ../nbs/lib_18_pipeline.ipynb #c21c8be0
+def _sidecars(cfg: Profile) -> list[tuple[Path, dict]]:
+    files = sorted(cfg.figures.glob('*.json')) + sorted((cfg.figures/'tables').glob('*.json'))
+    out = [(p, read_json(p)) for p in files]
+    return [(p, d) for p, d in out if isinstance(d, dict) and d.get('profile') == cfg.name and 'inputs' in d]
+
+def _declared(cfg: Profile, reads: set) -> set:
+    "Edges from the layout's writers and the figures stage's manifest, for a run that recorded no flow."
+    out = {(WRITERS[Path(s).name], s, 'writes') for s, _, _ in reads if Path(s).name in WRITERS and '/' in s}
+    manifest = cfg.figures/f'manifest_{cfg.name}.json'
+    written = read_json(manifest).get('written', []) if manifest.is_file() else []
+    return out | {('stage_8_figures', place(f, cfg), 'writes') for f in written}
+
+def flow_edges(profile: str = 'cpu', runs: str | Path | None = None) -> list[tuple[str, str, str]]:
+    "(source, target, how) of a profile's data flow; how is 'wrote' (the run's record), 'writes' (declared) or 'read' (a sidecar)."
+    cfg = load_profile(profile)
+    reads = {(place(i['path'], cfg), family(p.stem), 'read') for p, d in _sidecars(cfg) for i in d['inputs']}
+    flow = read_flow(runs or project_root()/'runs'/profile)
+    wrote = {(s.removesuffix('.ipynb'), place(f, cfg), 'wrote') for s, files in flow.items() for f in files}
+    return sorted(reads | (wrote or _declared(cfg, reads)), key=lambda e: (e[2] == 'read', e))
+
+# %% ../nbs/lib_18_pipeline.ipynb #1e7832e6
+def _shape(n: str) -> str:
+    label = n.replace('"', "'")
+    if STAGE_RE.fullmatch(Path(n).name): return f'["{label}"]'
+    return f'[("{label}")]' if '/' in n else f'(["{label}"])'
+
+def flow_mermaid(profile: str = 'cpu', runs: str | Path | None = None) -> str:
+    """The data flow as a Mermaid flowchart: stages (boxes) → folders (cylinders) → figures and tables (rounded), each
+    figure and table drawn inside the stage that wrote it."""
+    edges = flow_edges(profile, runs)
+    nodes = sorted({e[0] for e in edges} | {e[1] for e in edges})
+    ids = {n: f'n{i}' for i, n in enumerate(nodes)}
+    inside = {t: s for s, t, how in edges if how != 'read' and '/' not in t}
+    lines = ['```mermaid', 'flowchart LR', *(f'  {ids[n]}{_shape(n)}' for n in nodes if n not in inside and n not in inside.values())]
+    for s in sorted(set(inside.values())):
+        lines += [f'  subgraph {ids[s]}["{s}"]', *(f'    {ids[t]}{_shape(t)}' for t in sorted(inside) if inside[t] == s), '  end']
+    lines += [f"  {ids[s]} {'-.->' if how == 'writes' else '-->'} {ids[t]}" for s, t, how in edges if t not in inside]
+    return '\n'.join(lines + ['```']) + '\n'

@@ -1,6 +1,7 @@
 """Property tests of dagger.graph: random valid graphs against an independent exact evaluator, random corruptions,
 hostile text for the reward, and the limits (long chains, huge powers)."""
 import json, math, random
+from pathlib import Path
 from decimal import Decimal, localcontext
 from fractions import Fraction
 import pytest
@@ -8,6 +9,9 @@ from hypothesis import HealthCheck, assume, event, given, settings, strategies a
 
 from dagger.graph import (OPS, ExecutionError, Graph, GraphError, ParseError, declared_distractors, execute,
                           format_graph, from_obj, is_correct, op_count, parse, reward, reward_parts, unreachable)
+from dagger.graph import _fast_graph, _fenced
+from dagger.graph_base import MAX_CHARS, decode
+from dagger.repair import find_payload, loads
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 FMAX = 1.7976931348623157e308
@@ -270,8 +274,27 @@ def test_corruptions_raise_the_right_graph_error(obj, kind, rnd):
         assert e.value.kind == want
 
 
+def full_path(text, strict):
+    "parse without its fast path: the decoder and schema check (strict), or the finding, repairs and schema check."
+    if strict: return from_obj(decode(_fenced(text)), strict=True)
+    repairs = []
+    return from_obj(loads(find_payload(text, repairs), repairs), repairs=repairs)
+
+
+def fast_path_agrees(text):
+    "What the fast path accepts, the full path reads (strict and lenient) into the same graph, without a repair."
+    g = _fast_graph(text) if len(text) <= MAX_CHARS else None
+    if g is None: return False
+    for strict in (False, True):
+        h = full_path(text, strict)
+        assert repr(h.nodes) == repr(g.nodes) and h.repairs == g.repairs == [], (strict, text[:200])
+    return True
+
+
 def only_graph_errors(text):
-    "parse+execute either give a finite float or raise GraphError; anything else propagates and fails the test."
+    """parse+execute either give a finite float or raise GraphError; anything else propagates and fails the test. The
+    fast path, where it takes the text, agrees with the full path."""
+    fast_path_agrees(text)
     for strict in (False, True):
         try: v = execute(parse(text, strict=strict))
         except GraphError: continue
@@ -633,3 +656,35 @@ def test_sums_and_products_do_not_depend_on_argument_order(xs, rnd):
         assert run(op, xs) == run(op, ys)
     exact = sum(map(Fraction, xs))
     assert run('add', xs) == (float(exact) if abs(exact) <= Fraction(FMAX) else 'non_finite')
+
+
+def test_the_fast_path_agrees_on_the_benchmark_corpus():
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]/'bench'))
+    from graph_bench import corpus
+    texts = corpus(3000, seed=7)
+    taken = sum(fast_path_agrees(t) for t in texts)
+    assert 0.6 * len(texts) < taken < len(texts)   # it takes the well-formed ones and leaves the rest
+
+
+@SETTINGS
+@given(graphs(), st.lists(st.one_of(st.integers(-2**80, 2**80), st.floats(allow_nan=False, allow_infinity=False),
+                                    st.sampled_from([9007199254740993, -0.0, 5e-324, 1e308, 2**63, 2**64 + 1])), min_size=1, max_size=6),
+       st.sampled_from(['{"x": [1, {"y": null}]}', '"text"', 'null']))
+def test_the_fast_path_reads_values_and_extra_fields_like_the_full_path(obj, vals, extra):
+    consts = [n for n in obj['nodes'] if n.get('op') == 'const']
+    for n, v in zip(consts, vals): n['val'] = v
+    text = format_graph(obj).replace('"id": ', f'"extra": {extra}, "id": ', 1)
+    if not fast_path_agrees(text): assert any(abs(v) > 1.7e308 for v in vals if isinstance(v, int))   # only an overflowing int is refused
+
+
+def test_the_fast_path_leaves_deep_nesting_to_the_decoder():
+    import sys
+    body = '{"nodes": [{"id": "a", "op": "const", "val": 2, "x": ' + '[' * 1100 + ']' * 1100 + '}, {"id": "final_result", "op": "identity", "args": ["a"]}]}'
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(5000)
+    try:
+        assert _fast_graph(FENCED(body)) is None
+        with pytest.raises(ParseError) as e: parse(FENCED(body))
+        assert e.value.kind == 'too_deep'
+    finally: sys.setrecursionlimit(old)
