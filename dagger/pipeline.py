@@ -586,12 +586,13 @@ def _rel(p: Path) -> tuple:
     return Path(os.path.relpath(p, project_root())).parts
 
 def place(path: str, cfg: Profile) -> str:
-    "The node a file is drawn as: its results or generated folder, its figure or table, its folder under data/, or itself."
+    "The node a file is drawn as: its results or generated folder, its figure or table, its folder under data/ or runs/, or itself."
     parts = Path(path).parts
     for root in (_rel(cfg.results), _rel(generated_root(cfg))):
         if parts[:len(root)] == root and len(parts) > len(root) + 1: return '/'.join(parts[:len(root) + 1])
     if parts[:len(_rel(cfg.figures))] == _rel(cfg.figures): return family(Path(path).stem)
     if parts[0] == 'data' and len(parts) > 2: return '/'.join(parts[:2])
+    if parts[0] == 'runs' and len(parts) > 2: return str(Path(path).parent)
     return path
 
 def family(stem: str) -> str:

@@ -37,3 +37,12 @@ def test_ablation_table_is_recomputed_from_the_committed_records(name):
     (run, f), = [(r, f) for r, f in layout.record_files(STUDY, 'ablations', committed=True) if r == name]
     t = ablation_table(name, getattr(ablations, name)(read_jsonl(f)), STUDY.model)
     assert t.to_csv(index=False) == committed_csv(name)
+
+
+def test_the_pool_curve_is_recomputed_from_the_committed_records():
+    import sys
+    sys.path.insert(0, str(project_root()/'bench'))
+    from study_pool_curve import RECORDS, curve
+    files = sorted(RECORDS.glob('sft_n*.jsonl.gz'))
+    assert len(files) >= 2, f'expected SFT records at two pool sizes or more under {RECORDS}'
+    assert curve(files).to_csv(index=False) == committed_csv('pool_curve')
