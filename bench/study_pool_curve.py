@@ -10,10 +10,12 @@ smallest on the same problems (paired bootstrap interval, McNemar's exact p).
     .venv-vllm/bin/dagger-reproduce --profile cpu-study --only 4 --out runs/cpu-study-pool/n56 \\
         --set results_dir=results/cpu-study-pool56 sft.n_train=56
     .venv/bin/python bench/study_pool_curve.py --runs results/cpu-study-pool56 results/cpu-study-pool112 results/cpu-study
+    cp runs/cpu-study-pool/n56/stage_4_sft.ipynb runs/cpu-study/pool/n56/     # keep the executed notebook with its records
 
     .venv/bin/python bench/study_pool_curve.py          # recompute from the committed records only
 
-Writes runs/cpu-study-pool/records/sft_n<N>.jsonl.gz (with --runs), figures/tables/pool_curve_ours-cpu-study.*
+Writes runs/cpu-study/pool/sft_n<N>.jsonl.gz (with --runs; the executed SFT notebooks of the pool runs are kept beside them,
+runs/cpu-study/pool/n<N>/), figures/tables/pool_curve_ours-cpu-study.*
 and figures/pool_curve_ours-cpu-study.* (with sidecars), and prints the table."""
 from __future__ import annotations
 import argparse, gzip, json, sys
@@ -26,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from dagger.config import atomic_write_bytes, load_profile, read_jsonl  # noqa: E402
 from dagger.stats import mcnemar, paired_bootstrap_diff, wilson  # noqa: E402
 
-RECORDS = ROOT/'runs'/'cpu-study-pool'/'records'
+RECORDS = ROOT/'runs'/'cpu-study'/'pool'
 NAME = 'pool_curve_ours-cpu-study'
 RUN_FACTS = ('train_rows', 'steps', 'wall_s', 'train_loss', 'best_eval_loss')
 
