@@ -18,693 +18,16 @@ from .paper import PaperDataError, load_table
 from . import layout
 from .sft import plot_loss
 from .config import PHASES
+from .tables import *
+from .plots import *
+from .tables import _need_paper, _rel
+
 
 # %% auto #0
-__all__ = ['PALETTE', 'FAMILY_LABELS', 'TYPES', 'STYLE', 'DATASETS', 'DATASET_LABELS', 'PHASE_SUFFIX', 'RECORD_FIELDS',
-           'SMOKE_NOTE', 'PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'ANSWERS', 'ANSWER_COLUMNS',
-           'SMOKE_COLUMNS', 'COMPARE_KEYS', 'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar',
-           'save_figure', 'to_markdown', 'save_table', 'split_parts', 'split_name', 'pick_lang', 'lang_name',
-           'params_b', 'short_model', 'load_runs', 'our_tidy', 'paper_tidy', 'table2_layout', 'paper_table2',
-           'fig2_points', 'fig2', 'type_table', 'fig3', 'linear_fit', 'gold_ops', 'fig4_data', 'fig4_fits', 'fig4',
-           'distractor_count', 'dose_table', 'fig_dose', 'table4_ours', 'table8_from_records', 'paper_beside_ours',
-           'smoke_column', 'mark_smoke', 'ours_label', 'Stage', 'paper_outputs', 'fig2_paper', 'fig2_ours',
-           'comparisons_ours', 'comparisons_out', 'fig3_ours', 'fig4_ours', 'dose_ours', 'flags_ours', 'flags_fig_ours',
-           'exec_changes', 'answers_table', 'answers_out', 'smoke_check_table', 'smoke_check_out', 'compare_out',
-           'draw_all']
-
-# %% ../nbs/stage_8_figures.ipynb #bf47f5b4
-PALETTE = {'cot': '#D55E00', 'reasoning': '#E69F00', 'pot': '#CC79A7', 'got': '#7F7F7F',
-           'dagger_untrained': '#56B4E9', 'dagger_sft': '#0072B2', 'dagger_grpo': '#009E73'}
-FAMILY_LABELS = {'cot': 'CoT (5-shot)', 'reasoning': 'Reasoning model', 'pot': 'PoT', 'got': 'GoT',
-                 'dagger_untrained': 'DAGGER (untrained)', 'dagger_sft': 'DAGGER (SFT)', 'dagger_grpo': 'DAGGER (SFT→GRPO)'}
-TYPES = ('RED', 'OAD', 'NEED')
-
-class FigureError(ValueError):
-    "Input data that a figure or table cannot use."
-
-def family_key(method: str, phase: str | None = None) -> str:
-    "The palette key of a method family ('cot', 'reasoning', ...) or of DAGGER in a training phase ('dagger_sft')."
-    m = str(method).strip().lower()
-    if m == 'dagger':
-        p = (phase if isinstance(phase, str) and phase.strip() else 'untrained').strip().lower()
-        if p not in PHASES: raise FigureError(f'unknown DAGGER phase {phase!r}; have {PHASES}')
-        return f'dagger_{p}'
-    if m not in PALETTE: raise FigureError(f'unknown method family {method!r}; have {sorted(PALETTE)}')
-    return m
-
-def color(key: str) -> str:
-    "The colour of palette key `key`."
-    return PALETTE[key]
-
-# %% ../nbs/stage_8_figures.ipynb #382af3b2
-def sha256_file(path: str | Path) -> str:
-    "The sha256 hex digest of a file."
-    h = hashlib.sha256()
-    with open(path, 'rb') as f:
-        for chunk in iter(lambda: f.read(1 << 20), b''): h.update(chunk)
-    return h.hexdigest()
-
-def _rel(p: str | Path) -> str:
-    p = Path(p).resolve()
-    try: return str(p.relative_to(project_root()))
-    except ValueError: return str(p)
-
-def final_rel(p: str | Path, cfg) -> str:
-    "Where figure file `p` lands once the stage is promoted, relative to the repository (as `_rel`)."
-    p, staged = Path(p).resolve(), layout.figures_output(cfg)
-    return _rel(Path(cfg.figures).resolve()/p.relative_to(staged)) if p.is_relative_to(staged) else _rel(p)
-
-def _clean_json(o):
-    if isinstance(o, dict): return {str(k): _clean_json(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)): return [_clean_json(v) for v in o]
-    if isinstance(o, (float, np.floating)): return None if not math.isfinite(float(o)) else float(o)
-    if isinstance(o, np.integer): return int(o)
-    if isinstance(o, Path): return str(o)
-    return o
-
-def sidecar(path: str | Path, inputs, cfg, source: str, title: str, outputs=(), info: dict | None = None, **extra) -> Path:
-    "Write the JSON sidecar `path`: source, title, outputs, input files with sha256, commit, profile, run info."
-    ins = sorted({Path(p).resolve() for p in inputs})
-    missing = [str(p) for p in ins if not p.is_file()]
-    if missing: raise FileNotFoundError(f'sidecar inputs do not exist: {missing}')
-    info = info or run_info(cfg, stage='figures')
-    obj = dict(source=source, title=title, outputs=[final_rel(o, cfg) for o in outputs],
-               inputs=[dict(path=_rel(p), sha256=sha256_file(p)) for p in ins],
-               commit=info.get('commit', git_commit()), profile=cfg.name, run_info=info) | extra
-    return write_json(path, _clean_json(obj))
-
-# %% ../nbs/stage_8_figures.ipynb #a2962166
-STYLE = {'font.size': 8, 'axes.titlesize': 8, 'axes.labelsize': 8, 'xtick.labelsize': 7, 'ytick.labelsize': 7,
-         'legend.fontsize': 6.5, 'figure.titlesize': 9, 'axes.grid': True, 'grid.alpha': 0.3, 'axes.spines.top': False,
-         'axes.spines.right': False, 'savefig.dpi': 200, 'pdf.fonttype': 42}
-
-def save_figure(fig, name: str, cfg, inputs, source: str, info: dict | None = None, **extra) -> list[Path]:
-    "Save `fig` as figures/<name>.png and .pdf with its JSON sidecar; return the written paths."
-    import matplotlib.pyplot as plt
-    out = layout.figures_output(cfg)
-    paths = [out/f'{name}.png', out/f'{name}.pdf']
-    for p in paths: fig.savefig(p, bbox_inches='tight')
-    title = fig._suptitle.get_text() if fig._suptitle else ' | '.join(a.get_title(loc='left') or a.get_title() for a in fig.axes)
-    title = ' '.join(title.split())
-    plt.close(fig)
-    return paths + [sidecar(out/f'{name}.json', inputs, cfg, source, title, paths, info, **extra)]
-
-def _fmt(v) -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)): return ''
-    if isinstance(v, (float, np.floating)): return (f'{v:.2f}' if abs(v) >= 1 else f'{v:.3f}').rstrip('0').rstrip('.') or '0'
-    return str(v).replace('|', '\\|')
-
-def to_markdown(df: pd.DataFrame, title: str = '') -> str:
-    "A GitHub Markdown table of `df` (floats to two decimals, three below 1, no trailing zeros), under an optional title line."
-    head = f'**{title}**\n\n' if title else ''
-    cols = [str(c) for c in df.columns]
-    rows = ['| ' + ' | '.join(_fmt(v) for v in r) + ' |' for r in df.itertuples(index=False)]
-    return head + '\n'.join(['| ' + ' | '.join(cols) + ' |', '|' + '---|' * len(cols)] + rows) + '\n'
-
-def save_table(df: pd.DataFrame, name: str, cfg, inputs, source: str, title: str, info: dict | None = None, **extra) -> list[Path]:
-    "Save `df` as figures/tables/<name>.csv and .md with its JSON sidecar; return the written paths."
-    out = layout.figures_output(cfg)/'tables'
-    csv, md = out/f'{name}.csv', out/f'{name}.md'
-    atomic_write_text(csv, df.to_csv(index=False))
-    atomic_write_text(md, to_markdown(df, f'{title} ({source})'))
-    return [csv, md, sidecar(out/f'{name}.json', inputs, cfg, source, title, [csv, md], info, **extra)]
-
-# %% ../nbs/stage_8_figures.ipynb #b838e4c3
-DATASETS = ('mgsm', 'msvamp')
-DATASET_LABELS = {'mgsm': 'MGSM', 'msvamp': 'MSVAMP'}
-_SPLIT = re.compile(r'^(mgsm|msvamp)_([a-z]{2})(?:_(distract|dose))?$')
-
-def split_parts(split: str) -> tuple[str, str, str] | None:
-    "(dataset, lang, kind) of an evaluation split, kind 'original', 'distract' or 'dose'; None for other splits."
-    m = _SPLIT.match(str(split))
-    return (m.group(1), m.group(2), m.group(3) or 'original') if m else None
-
-def split_name(dataset: str, lang: str, kind: str = 'original') -> str:
-    "The split name of (dataset, lang, kind)."
-    return f'{dataset}_{lang}' + ('' if kind == 'original' else f'_{kind}')
-
-def pick_lang(splits) -> str | None:
-    "The language to plot: 'bn' if it has an original/+D pair, else the language with most pairs, else any; None if none."
-    parts = [p for p in map(split_parts, set(splits)) if p]
-    have = {(d, l, k) for d, l, k in parts}
-    pairs = {}
-    for d, l, k in have:
-        if k == 'original' and (d, l, 'distract') in have: pairs[l] = pairs.get(l, 0) + 1
-    if 'bn' in pairs: return 'bn'
-    if pairs: return max(sorted(pairs), key=pairs.get)
-    langs = sorted({l for _, l, _ in parts})
-    return 'bn' if 'bn' in langs else (langs[0] if langs else None)
-
-def lang_name(lang: str) -> str:
-    "The language's English name ('bn' -> 'Bangla')."
-    return LANG_NAMES.get(lang, lang)
-
-# %% ../nbs/stage_8_figures.ipynb #6e611abd
-def paper_path(name: str, cfg) -> Path:
-    "Where the transcription of paper table `name` lives: <data>/paper/<name>.csv."
-    return Path(cfg.data)/'paper'/f'{name}.csv'
-
-def paper_table(name: str, cfg, verbose: bool = True) -> tuple[pd.DataFrame, Path] | None:
-    "Paper table `name` as (DataFrame, file), or None (with a message) when it has not been transcribed."
-    p = paper_path(name, cfg)
-    if not p.is_file():
-        if verbose: print(f'skip paper {name}: no {_rel(p)}')
-        return None
-    return load_table(name, folder=p.parent), p
-
-def _need_paper(name: str, cfg) -> tuple[pd.DataFrame, Path]:
-    t = paper_table(name, cfg, verbose=False)
-    if t is None: raise FileNotFoundError(f'no {_rel(paper_path(name, cfg))} (the paper transcription, dagger.paper)')
-    return t
-
-# %% ../nbs/stage_8_figures.ipynb #6cc5366b
-def params_b(model: str) -> float:
-    "Parameters in billions read from a model name ('smollm2-135m' -> 0.135, 'gemma-3-12b-it' -> 12); NaN if absent."
-    m = re.findall(r'(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*([mb])(?![a-z])', str(model).lower().replace('_', '-'))
-    if not m: return float('nan')
-    v, u = m[-1]
-    return float(v) / (1000 if u == 'm' else 1)
-
-def short_model(model: str) -> str:
-    "A short model label: the last part of a model id, without the 'embedded:' prefix ('google/gemma-3-12b-it' -> 'gemma-3-12b-it')."
-    s = str(model).split('embedded:')[-1].rstrip('/')
-    return s.split('/')[-1] or s
-
-PHASE_SUFFIX = {'untrained': '', 'sft': ' SFT', 'grpo': ' SFT→GRPO'}
-RECORD_FIELDS = ('method', 'split', 'base_model', 'phase')
-
-def load_runs(cfg, verbose: bool = True, folder: str = 'eval', committed: bool = False) -> tuple[pd.DataFrame, list[Path]]:
-    """All evaluation records of profile `cfg` (in results folder `folder`: 'eval', or 'eval_smoke' for the smoke check;
-    with `committed`, their copies published under runs/<profile>/records) with run, phase, family, system, params_b,
-    dataset, lang, kind; and the files read."""
-    files = layout.record_files(cfg, folder, committed)
-    if not files:
-        if verbose: print(f'no evaluation runs in {_rel(layout.records_dir(cfg) if committed else layout.path(cfg, folder))}')
-        return pd.DataFrame(), []
-    rows, read = [], []
-    for run, f in files:
-        read += [f] + ([f.parent/'run.json'] if not committed and (f.parent/'run.json').is_file() else [])
-        for i, r in enumerate(read_jsonl(f), 1):
-            if missing := [k for k in RECORD_FIELDS if not r.get(k)]:
-                raise FigureError(f'{_rel(f)}, line {i}: record without {missing} (rerun the stage that wrote it)')
-            ph, init, base = r['phase'], r.get('init'), r['base_model']
-            suffix = ' Base→GRPO' if ph == 'grpo' and init == 'base' else PHASE_SUFFIX[ph]
-            name = r['model'] if r.get('system') else short_model(base) + suffix   # a roster system is shown by its paper name
-            rows.append(r | dict(run=run, system=name, params_b=params_b(base)))
-    df = pd.DataFrame(rows)
-    for c, v in [('aug_type', None), ('distractor_values', None), ('flagged', None), ('n_nodes', None), ('executed', None), ('calls', 1), ('init', None)]:
-        if c not in df: df[c] = v
-    df['family'] = [family_key(m, p) for m, p in zip(df['method'], df['phase'])]
-    parts = df['split'].map(lambda s: split_parts(s) or (None, None, None))
-    df['dataset'], df['lang'], df['kind'] = [p[0] for p in parts], [p[1] for p in parts], [p[2] for p in parts]
-    return df, read
-
-# %% ../nbs/stage_8_figures.ipynb #6d2c9116
-def our_tidy(recs: pd.DataFrame) -> pd.DataFrame:
-    "Table 2's tidy form from our records: system, family, params_b, method, phase, split, accuracy, tokens, n, split_size, run, 95% intervals, smoke."
-    rows = []
-    if not len(recs): return pd.DataFrame(columns=['system', 'family', 'params_b', 'method', 'phase', 'split', 'accuracy', 'tokens'])
-    for (run, method, split), g in recs[recs['dataset'].notna()].groupby(['run', 'method', 'split']):
-        r0 = g.iloc[0]
-        rows.append(dict(system=r0['system'], family=r0['family'], params_b=r0['params_b'], method=method, phase=r0['phase'],
-                         split=split, accuracy=100 * g['correct'].astype(float).mean(), tokens=g['tokens'].mean(), n=len(g),
-                         split_size=int(r0['split_size']) if pd.notna(r0.get('split_size')) else len(g), run=run, model=r0['model'],
-                         dataset=r0['dataset'], lang=r0['lang'], kind=r0['kind']) | intervals(g))
-    return pd.DataFrame(rows)
-
-def paper_tidy(t2: pd.DataFrame) -> pd.DataFrame:
-    "The paper's Table 2 with palette key, dataset, lang, kind and the paper's split sizes as n."
-    d = t2.copy()
-    d['phase'] = d['phase'].fillna('').astype(str)
-    d['family'] = [family_key(f, p) for f, p in zip(d['family'], d['phase'])]
-    parts = d['split'].map(split_parts)
-    if parts.isna().any(): raise FigureError(f'unknown splits in Table 2: {sorted(set(d["split"][parts.isna()]))}')
-    d['dataset'], d['lang'], d['kind'] = [p[0] for p in parts], [p[1] for p in parts], [p[2] for p in parts]
-    d['n'] = d['split_size'] = [PAPER_SPLIT_SIZES.get(split_name(p[0], 'bn', p[2]), 0) if p[0] else 0 for p in parts]
-    d['run'] = 'paper'
-    return d
-
-def _weighted(tidy: pd.DataFrame, lang: str, kinds=('original', 'distract')) -> pd.DataFrame:
-    "Weighted accuracy and tokens per (system, method) over the `kinds` splits of `lang` (dagger.eval.weighted)."
-    splits = {split_name(d, lang, k): PAPER_SPLIT_SIZES[split_name(d, 'bn', k)] for d in DATASETS for k in kinds}
-    s = tidy.assign(model=tidy['system'] + '\x00' + tidy['run'], mean_tokens=tidy['tokens'])
-    w = weighted(s[['method', 'model', 'split', 'n', 'split_size', 'accuracy', 'mean_tokens']], splits)
-    w['system'], w['run'] = w['model'].str.split('\x00').str[0], w['model'].str.split('\x00').str[1]
-    return w.drop(columns='model')
-
-def table2_layout(tidy: pd.DataFrame, lang: str) -> pd.DataFrame:
-    "Table 2's layout for `lang`: accuracy per split (with its 95% interval `lo`/`hi` and `smoke` for our runs), Δ per dataset, weighted accuracy and tokens."
-    d = tidy[tidy['lang'] == lang]
-    if not len(d): raise FigureError(f'no rows for language {lang!r}')
-    keys = ['family', 'system', 'method', 'phase', 'run']
-    acc = d.pivot_table(index=keys, columns='split', values='accuracy', aggfunc='first')
-    ci = {c: d.pivot_table(index=keys, columns='split', values=c, aggfunc='first') for c in ('acc_lo', 'acc_hi') if c in d}
-    cols, out = [], pd.DataFrame(index=acc.index)
-    for ds in DATASETS:
-        o, a = split_name(ds, lang), split_name(ds, lang, 'distract')
-        L = DATASET_LABELS[ds]
-        for s, col in [(o, L), (a, f'{L}+D')]:
-            if s not in acc: continue
-            out[col] = acc[s]
-            for c, x in ci.items(): out[f'{col} {c[-2:]}'] = x[s]
-        if o in acc and a in acc: out[f'Δ {L}'] = acc[o] - acc[a]
-    w = _weighted(d, lang).set_index(['system', 'method', 'run'])
-    out = out.reset_index()
-    ix = list(zip(out['system'], out['method'], out['run']))
-    out['weighted acc'] = [w['accuracy'].get(k, np.nan) for k in ix]
-    out['weighted tokens'] = [w['mean_tokens'].get(k, np.nan) for k in ix]
-    out['all 4 splits'] = [bool(w['complete'].get(k, False)) for k in ix]
-    n = d.groupby(['system', 'method', 'run'])['n'].min()
-    out['n per split (min)'] = [n.get(k, np.nan) for k in ix]
-    if ci: out['smoke'] = out['n per split (min)'].map(is_smoke)
-    order = {k: i for i, k in enumerate(PALETTE)}
-    out = out.sort_values(['family', 'system'], key=lambda s: s.map(order) if s.name == 'family' else s).reset_index(drop=True)
-    out['family'] = out['family'].map(FAMILY_LABELS)
-    return out.drop(columns=['run'])
-
-def paper_table2(cfg) -> tuple[pd.DataFrame, list[Path]]:
-    "The paper's Table 2 in its printed layout: Δ and weighted values computed with the paper's n, beside the printed ones if transcribed."
-    df, path = _need_paper('table2', cfg)
-    w, ins = table2_layout(paper_tidy(df), 'bn').drop(columns=['all 4 splits', 'n per split (min)']), [path]
-    rep = paper_table('table2_reported', cfg, verbose=False)
-    if rep is not None:
-        r = rep[0].rename(columns={c: f'{c} (printed)' for c in rep[0] if c != 'system'})
-        w, ins = w.merge(r, on='system', how='left'), ins + [rep[1]]
-    return w, ins
-
-# %% ../nbs/stage_8_figures.ipynb #8273749c
-def _size(pb: float) -> float:
-    return 18 + 9 * pb if not math.isnan(pb) else 30
-
-_CI = ('acc_lo', 'acc_hi', 'tokens_lo', 'tokens_hi', 'n')
-
-def _ci(r, suffix: str = '') -> dict:
-    "The interval columns and n of a tidy row (NaN where absent), named with `suffix`."
-    return {f'{c}{suffix}': (r[c] if r is not None and c in r.index else np.nan) for c in _CI}
-
-def fig2_points(tidy: pd.DataFrame, lang: str) -> pd.DataFrame:
-    "The points of Figure 2: per panel, system and method, (tokens, accuracy) on the original and the +D split, with intervals and n."
-    d, rows = tidy[tidy['lang'] == lang], []
-    meta = d.groupby(['system', 'method', 'run'])[['family', 'params_b']].first()
-    for ds in DATASETS:
-        s = d[d['dataset'] == ds].set_index(['system', 'method', 'run', 'kind'])
-        for key in meta.index:
-            o, a = s.loc[key + ('original',)] if key + ('original',) in s.index else None, s.loc[key + ('distract',)] if key + ('distract',) in s.index else None
-            if o is None and a is None: continue
-            rows.append(dict(panel=DATASET_LABELS[ds], system=key[0], method=key[1], run=key[2], **meta.loc[key].to_dict(),
-                             tokens=o['tokens'] if o is not None else np.nan, accuracy=o['accuracy'] if o is not None else np.nan,
-                             tokens_d=a['tokens'] if a is not None else np.nan, accuracy_d=a['accuracy'] if a is not None else np.nan) | _ci(o) | _ci(a, '_d'))
-    wo, wd = _weighted(d, lang, ('original',)), _weighted(d, lang, ('distract',))
-    w = wo.merge(wd, on=['system', 'method', 'run'], how='outer', suffixes=('', '_d'))
-    nmin = d.groupby(['system', 'method', 'run'])['n'].min()
-    for _, r in w.iterrows():
-        k = (r['system'], r['method'], r['run'])
-        rows.append(dict(panel='weighted', system=r['system'], method=r['method'], run=r['run'], **meta.loc[k].to_dict(),
-                         tokens=r['mean_tokens'], accuracy=r['accuracy'], tokens_d=r['mean_tokens_d'], accuracy_d=r['accuracy_d'])
-                    | _ci(None) | _ci(None, '_d') | dict(n=nmin.get(k, np.nan), n_d=nmin.get(k, np.nan)))
-    return pd.DataFrame(rows)
-
-def _whiskers(ax, r, sfx: str, c: str, s: float) -> bool:
-    "Draw the 95% intervals of one Figure 2 point (accuracy and tokens, where known) and a grey ring if it is smoke; True if smoke."
-    x, y = r[f'tokens{sfx}'], r[f'accuracy{sfx}']
-    if math.isnan(x): return False
-    alo, ahi, tlo, thi = (r.get(f'{c_}{sfx}', np.nan) for c_ in ('acc_lo', 'acc_hi', 'tokens_lo', 'tokens_hi'))
-    yerr = [[y - alo], [ahi - y]] if not math.isnan(alo) else None
-    xerr = [[x - tlo], [thi - x]] if not math.isnan(tlo) and tlo > 0 else None
-    if yerr or xerr: ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt='none', ecolor=c, elinewidth=0.5, capsize=1, alpha=0.7, zorder=2)
-    smoke = 'acc_lo' + sfx in r.index and is_smoke(r.get(f'n{sfx}', np.nan))
-    if smoke: ax.plot([x], [y], marker='o', ls='', mfc='none', mec='0.35', mew=0.6, ms=1.7 * math.sqrt(s), zorder=2)
-    return smoke
-
-def fig2(tidy: pd.DataFrame, lang: str, title: str, label_points: bool = True):
-    "Figure 2: accuracy (%) against mean output tokens (log x) per dataset and weighted, original → +D arrows, 95% whiskers, smoke rings."
-    import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
-    pts = fig2_points(tidy, lang)
-    if not len(pts): raise FigureError(f'no Figure 2 points for language {lang!r}')
-    panels = [p for p in ['MGSM', 'MSVAMP', 'weighted'] if p in set(pts['panel'])]
-    with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(1, len(panels), figsize=(2.6 * len(panels), 2.9), sharey=True, squeeze=False)
-        label_points = label_points and pts.groupby(['system', 'method', 'run']).ngroups <= 6
-        smoke = False
-        for ax, panel in zip(axes[0], panels):
-            for _, r in pts[pts['panel'] == panel].iterrows():
-                c, s = color(r['family']), _size(r['params_b'])
-                for sfx in ('', '_d'): smoke |= _whiskers(ax, r, sfx, c, s)
-                if r['tokens'] == r['tokens']: ax.scatter(r['tokens'], r['accuracy'], s=s, color=c, edgecolor='k', linewidth=0.4, zorder=3)
-                if r['tokens_d'] == r['tokens_d']: ax.scatter(r['tokens_d'], r['accuracy_d'], s=s, facecolor='white', edgecolor=c, linewidth=1.0, zorder=3)
-                if r['tokens'] == r['tokens'] and r['tokens_d'] == r['tokens_d']:
-                    ax.annotate('', xy=(r['tokens_d'], r['accuracy_d']), xytext=(r['tokens'], r['accuracy']),
-                                arrowprops=dict(arrowstyle='->', linestyle='--', color=c, lw=0.8, shrinkA=math.sqrt(s) / 2, shrinkB=math.sqrt(s) / 2), zorder=4)
-                if label_points and panel == panels[-1] and r['tokens'] == r['tokens']:
-                    ax.annotate(r['system'] + (f' ({r["method"]})' if r['family'] in ('pot', 'got') else ''), (r['tokens'], r['accuracy']),
-                                xytext=(3, 2), textcoords='offset points', fontsize=5.5, color='0.25')
-            pp = pts[pts['panel'] == panel]
-            for xy, k in pd.concat([pp[['tokens', 'accuracy']], pp[['tokens_d', 'accuracy_d']].set_axis(['tokens', 'accuracy'], axis=1)]).dropna().value_counts().items():
-                if k > 1: ax.annotate(f'×{k}', xy, xytext=(4, -8), textcoords='offset points', fontsize=5.5, color='0.3')
-            ax.set_xscale('log'); ax.set_ylim(-3, 103)
-            xs = pd.concat([pp['tokens'], pp['tokens_d']]).dropna()
-            ax.xaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
-            if len(xs) and xs.max() / xs.min() < 4:   # a narrow range: widen it to a factor of 6.25, which holds two 1-2-5 ticks
-                mid = math.sqrt(xs.min() * xs.max()); ax.set_xlim(mid / 2.5, mid * 2.5)
-                ax.xaxis.set_major_locator(FixedLocator([t for t in (10 ** e * m for e in range(6) for m in (1, 2, 5)) if mid / 2.5 <= t <= mid * 2.5]))
-            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f'{v:g}')); ax.xaxis.set_minor_formatter(NullFormatter())
-            ax.set_xlabel('mean output tokens (log scale)')
-            sub = {'weighted': 'weighted average (by split size)'}.get(panel, f'{panel} ({lang_name(lang)})')
-            ax.set_title(sub)
-        axes[0][0].set_ylabel('accuracy (%)')
-        fams = [f for f in PALETTE if f in set(pts['family'])]
-        handles = [Line2D([], [], marker='o', ls='', color=color(f), markeredgecolor='k', markeredgewidth=0.4, label=FAMILY_LABELS[f]) for f in fams]
-        handles += [Line2D([], [], marker='o', ls='', markerfacecolor='white', markeredgecolor='0.3', label='+distractors (+D)'),
-                    Line2D([], [], ls='--', color='0.3', lw=0.8, label='original → +D')]
-        if smoke: handles.append(Line2D([], [], marker='o', ls='', mfc='none', mec='0.35', markersize=7, label=f'smoke (n<{SMOKE_N})'))
-        pb = sorted({p for p in pts['params_b'] if p == p})
-        for p in ([pb[0], pb[-1]] if len(pb) > 1 else pb):
-            handles.append(Line2D([], [], marker='o', ls='', color='0.6', markersize=math.sqrt(_size(p)), label=f'{p:g}B params'))
-        fig.legend(handles=handles, loc='lower center', ncol=min(len(handles), 5), frameon=False, bbox_to_anchor=(0.5, -0.02 - 0.05 * (len(handles) > 5)))
-        fig.suptitle(title)
-        fig.tight_layout(rect=(0, 0.1 + 0.05 * (len(handles) > 5), 1, 1))
-    return fig
-
-# %% ../nbs/stage_8_figures.ipynb #279d4474
-def _wilson_pct(k: int, n: int) -> tuple[float, float]:
-    "The Wilson interval (dagger.stats.wilson) in %."
-    lo, hi = wilson(k, n)
-    return 100 * lo, 100 * hi
-
-def type_table(recs: pd.DataFrame, lang: str) -> pd.DataFrame:
-    "Error rate (%) and Wilson interval per (family, distractor type) over the +D records of `lang`."
-    d = recs[(recs['lang'] == lang) & recs['aug_type'].isin(TYPES)]
-    rows = []
-    for (fam, t), g in d.groupby(['family', 'aug_type']):
-        n, k = len(g), int((~g['correct'].astype(bool)).sum())
-        lo, hi = _wilson_pct(k, n)
-        rows.append(dict(family=fam, category=FAMILY_LABELS[fam], aug_type=t, n=n, errors=k, error_rate=100 * k / n, ci_low=lo, ci_high=hi,
-                         smoke=is_smoke(n), systems=', '.join(sorted(set(g['system'])))))
-    return pd.DataFrame(rows, columns=['family', 'category', 'aug_type', 'n', 'errors', 'error_rate', 'ci_low', 'ci_high', 'smoke', 'systems'])
-
-def fig3(tt3: pd.DataFrame, title: str):
-    "Figure 3: grouped bars of error rate (%) per distractor type, one bar per model category, Wilson 95% intervals, smoke bars hatched."
-    import matplotlib.pyplot as plt
-    if not len(tt3): raise FigureError('no +D records with a distractor type')
-    fams = [f for f in PALETTE if f in set(tt3['family'])]
-    width = 0.8 / len(fams)
-    with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(3.6, 3.4))
-        for i, f in enumerate(fams):
-            g = tt3[tt3['family'] == f].set_index('aug_type').reindex(list(TYPES))
-            x = np.arange(len(TYPES)) + (i - (len(fams) - 1) / 2) * width
-            err = np.clip(np.array([g['error_rate'] - g['ci_low'], g['ci_high'] - g['error_rate']]), 0, None)
-            ns = '/'.join(str(int(n)) if n == n else '0' for n in g['n'])
-            bars = ax.bar(x, g['error_rate'], width * 0.95, color=color(f), label=f'{FAMILY_LABELS[f]} (n={ns})', yerr=err, capsize=1.5, error_kw=dict(lw=0.6))
-            for b, n in zip(bars, g['n']):
-                if n == n and is_smoke(n): b.set_hatch('////'); b.set_edgecolor('white')
-        ax.set_xticks(range(len(TYPES)), ['RED\nrelated\nentity', 'OAD\northogonal\nattribute', 'NEED\nnull-effect\nevent'], fontsize=6.5)
-        ax.set_ylabel('error rate (%)'); ax.set_ylim(0, 105)
-        ax.set_xlabel('distractor type')
-        from matplotlib.patches import Patch
-        handles, labels = ax.get_legend_handles_labels()
-        if tt3['n'].map(is_smoke).any(): handles, labels = handles + [Patch(facecolor='0.6', edgecolor='white', hatch='////')], labels + [f'smoke (n<{SMOKE_N})']
-        fig.legend(handles, labels, loc='lower center', frameon=False, title_fontsize=6,
-                   title='model category (n = RED/OAD/NEED problems; whiskers: 95% Wilson interval)')
-        ax.set_title(title, loc='left')
-        fig.tight_layout(rect=(0, 0.06 + 0.05 * len(labels), 1, 1))
-    return fig
-
-# %% ../nbs/stage_8_figures.ipynb #3b957966
-def linear_fit(x, y) -> dict:
-    "Least-squares line y = slope·x + intercept with R² and n (NaN slope and R² when x or y is constant or n < 2)."
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    n = len(x)
-    if n < 2 or np.ptp(x) == 0: return dict(slope=np.nan, intercept=float(y.mean()) if n else np.nan, r2=np.nan, n=n)
-    if np.ptp(y) == 0: return dict(slope=0.0, intercept=float(y[0]), r2=np.nan, n=n)
-    slope, intercept = np.polyfit(x, y, 1)
-    ss_tot = float(((y - y.mean()) ** 2).sum())
-    r2 = 1 - float(((y - (slope * x + intercept)) ** 2).sum()) / ss_tot if ss_tot > 0 else np.nan
-    return dict(slope=float(slope), intercept=float(intercept), r2=r2, n=n)
-
-# %% ../nbs/stage_8_figures.ipynb #5484f7d4
-@lru_cache(maxsize=None)
-def _gold_ops(split: str, data_dir: str, data_source: str) -> tuple[dict, tuple]:
-    c = load_profile('cpu', data_dir=data_dir, data_source=data_source)
-    recs = load_split(split, cfg=c)
-    ops = {p.id: G.op_count(G.from_obj(p.gold_graph)) for p in recs if p.gold_graph}
-    files = {str(project_root()/o.split(':', 1)[-1].split('#')[0]) for o in (p.origin for p in recs) if o and ':' in o}
-    return ops, tuple(sorted(f for f in files if Path(f).is_file()))
-
-def gold_ops(splits, cfg) -> tuple[dict, list[Path]]:
-    "|V_op| of the gold graph per (split, id) for `splits`, and the data files they came from (splits that fail to load are skipped)."
-    out, files = {}, []
-    for s in splits:
-        try: ops, fs = _gold_ops(s, str(Path(cfg.data)), cfg.data_source)
-        except (FileNotFoundError, ValueError) as e:
-            print(f'no gold graphs for {s}: {type(e).__name__}: {e}'); continue
-        out |= {(s, i): v for i, v in ops.items()}; files += [Path(f) for f in fs]
-    return out, files
-
-def fig4_data(recs: pd.DataFrame, lang: str, dataset: str = 'msvamp') -> tuple[pd.DataFrame, str, str]:
-    "Records for Figure 4: DAGGER of the most-trained phase and the best other method (reasoning > cot > pot), with `gold_ops`."
-    d = recs[(recs['lang'] == lang) & (recs['dataset'] == dataset) & recs['kind'].isin(['original', 'distract']) & recs['gold_ops'].notna()]
-    dag = d[d['method'] == 'dagger']
-    if not len(dag): raise FigureError(f'no DAGGER records with gold graphs on {dataset}_{lang}')
-    best = max(dag['family'].unique(), key=list(PALETTE).index)
-    other = next((m for m in ('reasoning', 'cot', 'pot', 'got') if (d['method'] == m).any()), None)
-    parts = [dag[dag['family'] == best]] + ([d[d['method'] == other]] if other else [])
-    return pd.concat(parts, ignore_index=True), best, other
-
-def fig4_fits(d: pd.DataFrame) -> pd.DataFrame:
-    "Linear fits of tokens on gold |V_op| per (subset all|correct, kind, family)."
-    rows = []
-    for subset, dd in [('all', d), ('correct', d[d['correct'].astype(bool)])]:
-        for (kind, fam), g in dd.groupby(['kind', 'family']):
-            rows.append(dict(system=', '.join(sorted(set(g['system']))), family=fam, split=g['split'].iloc[0], subset=subset, split_kind=kind,
-                             method=FAMILY_LABELS[fam]) | linear_fit(g['gold_ops'], g['tokens']))
-    out = pd.DataFrame(rows, columns=['system', 'family', 'split', 'subset', 'split_kind', 'method', 'r2', 'slope', 'intercept', 'n'])
-    return out.assign(smoke=out['n'].map(is_smoke))
-
-def fig4(d: pd.DataFrame, fits: pd.DataFrame, title: str):
-    "Figure 4: tokens against gold |V_op| with fits and R², original and +D panels (a second row: correct only, if ≥3 points)."
-    import matplotlib.pyplot as plt
-    subsets = ['all'] + (['correct'] if (fits[fits['subset'] == 'correct']['n'] >= 3).any() else [])
-    kinds = [k for k in ('original', 'distract') if k in set(d['kind'])]
-    with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(len(subsets), len(kinds), figsize=(2.9 * len(kinds), 2.5 * len(subsets)), squeeze=False)
-        for i, sub in enumerate(subsets):
-            dd = d if sub == 'all' else d[d['correct'].astype(bool)]
-            for j, kind in enumerate(kinds):
-                ax = axes[i][j]
-                for fam in [f for f in PALETTE if f in set(dd['family'])]:
-                    g = dd[(dd['kind'] == kind) & (dd['family'] == fam)]
-                    if not len(g): continue
-                    fit = linear_fit(g['gold_ops'], g['tokens'])
-                    jit = (np.random.default_rng(0).random(len(g)) - 0.5) * 0.15
-                    r2 = 'n/a' if fit['r2'] != fit['r2'] else f'{fit["r2"]:.3f}'
-                    ax.scatter(g['gold_ops'] + jit, g['tokens'], s=10, alpha=0.6, color=color(fam), edgecolor='none')
-                    k = [f for f in PALETTE if f in set(dd['family'])].index(fam)
-                    ax.text(0.02, 0.97 - 0.09 * k, f'{FAMILY_LABELS[fam]}: R²={r2}, n={fit["n"]}', transform=ax.transAxes, color=color(fam),
-                            fontsize=6.5, va='top', fontweight='bold')
-                    if fit['slope'] == fit['slope']:
-                        xs = np.linspace(g['gold_ops'].min(), g['gold_ops'].max(), 2)
-                        ax.plot(xs, fit['slope'] * xs + fit['intercept'], color=color(fam), lw=1.2)
-                ax.set_xlabel('|V_op| of the gold graph (operations)')
-                ax.set_title(('original' if kind == 'original' else '+distractors (+D)') + (', all outputs' if sub == 'all' else ', correctly solved only'))
-                lo, hi = ax.get_ylim(); ax.set_ylim(lo, hi + 0.35 * (hi - lo))
-            axes[i][0].set_ylabel('output tokens')
-        fig.suptitle(title)
-        fig.tight_layout()
-    return fig
-
-# %% ../nbs/stage_8_figures.ipynb #eb744b64
-def distractor_count(r) -> float:
-    "Distractors inserted into the problem of record `r`: n_distractors, else len(distractor_values) for +D/dose, else 0 on originals."
-    k = r.get('n_distractors')
-    if k is not None and k == k: return float(k)
-    if r.get('kind') == 'original': return 0.0
-    v = r.get('distractor_values')
-    return float(len(v)) if isinstance(v, (list, tuple, np.ndarray)) else float('nan')
-
-def dose_table(recs: pd.DataFrame, lang: str) -> pd.DataFrame:
-    "Accuracy (%) per (system, method, distractor count) over both datasets of `lang`, with the splits each count came from."
-    d = recs[recs['lang'] == lang].copy()
-    if not len(d): return pd.DataFrame(columns=['system', 'method', 'family', 'k', 'n', 'accuracy', 'ci_low', 'ci_high', 'smoke', 'kinds'])
-    d['k'] = [distractor_count(r) for r in d.to_dict('records')]
-    rows = []
-    for (s, m, fam, k), g in d[d['k'].notna()].groupby(['system', 'method', 'family', 'k']):
-        c = int(g['correct'].astype(bool).sum()); lo, hi = _wilson_pct(c, len(g))
-        rows.append(dict(system=s, method=m, family=fam, k=int(k), n=len(g), accuracy=100 * c / len(g), ci_low=lo, ci_high=hi, smoke=is_smoke(len(g)),
-                         kinds='+'.join(sorted(set(g['kind'])))))
-    return pd.DataFrame(rows)
-
-def fig_dose(dt: pd.DataFrame, title: str):
-    "Accuracy (%) against the number of inserted distractors, one line per system and method, Wilson 95% whiskers, smoke points hollow."
-    import matplotlib.pyplot as plt
-    if not len(dt) or dt['k'].nunique() < 2: raise FigureError('need at least two distractor counts for a dose curve')
-    with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(3.8, 3.4))
-        styles = ['-', '--', ':', '-.']
-        for i, ((s, m), g) in enumerate(dt.groupby(['system', 'method'])):
-            g = g.sort_values('k')
-            ax.errorbar(g['k'], g['accuracy'], yerr=[g['accuracy'] - g['ci_low'], g['ci_high'] - g['accuracy']], color=color(g['family'].iloc[0]),
-                        ls=styles[i % 4], marker='o', ms=3, lw=1, capsize=1.5, elinewidth=0.5, label=f'{s} · {FAMILY_LABELS[g["family"].iloc[0]]}')
-            sm = g[g['n'].map(is_smoke)]
-            ax.plot(sm['k'], sm['accuracy'], 'o', ms=3, mfc='white', mec=color(g['family'].iloc[0]), zorder=3)
-        if dt['n'].map(is_smoke).any():
-            from matplotlib.lines import Line2D
-            ax.plot([], [], 'o', ms=3, mfc='white', mec='0.3', ls='', label=f'hollow: smoke (n<{SMOKE_N})')
-        ax.set_xlabel('distractors inserted into the problem (count)'); ax.set_ylabel('accuracy (%)'); ax.set_ylim(-3, 103)
-        ax.set_xticks(sorted(dt['k'].unique()))
-        ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.2), frameon=False)
-        ax.set_title(title, loc='left')
-        fig.tight_layout()
-    return fig
-
-# %% ../nbs/stage_8_figures.ipynb #b52d547a
-def flag_table(recs: pd.DataFrame) -> pd.DataFrame:
-    "Distractor-flag precision/recall/F1 (%) per (system, split) of DAGGER records on +D or dose splits."
-    d = recs[(recs['method'] == 'dagger') & recs['kind'].isin(['distract', 'dose'])] if len(recs) else recs
-    rows = [dict(system=s, family=f, split=sp, n=len(g), smoke=is_smoke(len(g))) | distractor_prf(g) for (s, f, sp), g in d.groupby(['system', 'family', 'split'])] if len(d) else []
-    return pd.DataFrame(rows, columns=['system', 'family', 'split', 'n', 'smoke', 'flag_precision', 'flag_recall', 'flag_f1', 'flag_n'])
-
-def fig_flags(ft: pd.DataFrame, title: str):
-    "Bars of distractor-flag precision, recall and F1 (%) per system and split."
-    import matplotlib.pyplot as plt
-    ft = ft[ft['flag_n'] > 0]
-    if not len(ft): raise FigureError('no DAGGER output with flags on a +D split')
-    with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(max(3.2, 1.4 * len(ft) + 1.5), 2.6))
-        x = np.arange(len(ft))
-        for j, (col, hatch) in enumerate([('flag_precision', ''), ('flag_recall', '//'), ('flag_f1', '..')]):
-            bars = ax.bar(x + (j - 1) * 0.27, ft[col].fillna(0), 0.26, color=[color(f) for f in ft['family']], hatch=hatch, edgecolor='white',
-                          label=col.split('_')[1].replace('f1', 'F1'))
-            ax.bar_label(bars, labels=['n/a' if v != v else f'{v:.0f}' for v in ft[col]], fontsize=5, padding=1)   # n/a: nothing flagged
-        ax.set_xticks(x, [f'{s}\n{sp}\n(n={n})' for s, sp, n in zip(ft['system'], ft['split'], ft['flag_n'])], fontsize=5.5)
-        ax.set_ylabel('score (%)'); ax.set_ylim(0, 105); ax.set_xlabel('system and split (outputs with flags)')
-        from matplotlib.patches import Patch
-        ax.legend(handles=[Patch(facecolor='0.6', edgecolor='white', hatch=h, label=l) for h, l in [('', 'precision'), ('//', 'recall'), ('..', 'F1')]],
-                  loc='upper left', bbox_to_anchor=(1.0, 1.0), frameon=False, title='bar colour: method family', title_fontsize=6)
-        ax.set_title(title, loc='left')
-        fig.tight_layout()
-    return fig
-
-# %% ../nbs/stage_8_figures.ipynb #b8103197
-REWARD_PARTS = ('format', 'execution', 'accuracy')
-
-def grpo_columns(h: pd.DataFrame) -> tuple[str, list[str], list[str]]:
-    "The step column, the reward columns (total and components) and the completion-length columns of a GRPO history."
-    step = next((c for c in ('step', 'global_step', 'steps') if c in h), None)
-    if step is None: raise FigureError(f'no step column in the GRPO history; columns: {list(h.columns)}')
-    num = [c for c in h if c != step and pd.api.types.is_numeric_dtype(h[c]) and h[c].notna().any()]
-    reward = [c for c in num if 'reward' in c.lower() and 'std' not in c.lower()]
-    reward += [c for c in num if c not in reward and any(p in c.lower() for p in REWARD_PARTS) and 'std' not in c.lower()]
-    length = [c for c in num if 'length' in c.lower() and 'std' not in c.lower()]
-    if not reward: raise FigureError(f'no reward column in the GRPO history; columns: {list(h.columns)}')
-    return step, reward, length
-
-def fig_grpo(h: pd.DataFrame, title: str):
-    "Mean reward and its components (left) and completion length in tokens (right) per GRPO step."
-    import matplotlib.pyplot as plt
-    step, reward, length = grpo_columns(h)
-    with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(1, 1 + bool(length), figsize=(3.3 * (1 + bool(length)), 2.6), squeeze=False)
-        for c in reward: axes[0][0].plot(h[step], h[c], lw=1.2 if 'reward' in c.lower() else 0.9, label=c, marker='.', ms=3)
-        axes[0][0].set_xlabel('GRPO step'); axes[0][0].set_ylabel('reward (mean per step; max 2)')
-        axes[0][0].legend(frameon=False)
-        for c in length: axes[0][1].plot(h[step], h[c], lw=1, marker='.', ms=3, label=c)
-        if length:
-            axes[0][1].set_xlabel('GRPO step'); axes[0][1].set_ylabel('completion length (tokens)'); axes[0][1].legend(frameon=False)
-        from matplotlib.ticker import MaxNLocator
-        for a in axes[0]: a.xaxis.set_major_locator(MaxNLocator(integer=True))
-        fig.suptitle(title); fig.tight_layout()
-    return fig
-
-# %% ../nbs/stage_8_figures.ipynb #4708eed1
-def table4_ours(recs: pd.DataFrame, lang: str) -> pd.DataFrame:
-    "Per run and method on the four splits of `lang`: accuracy, execution rate, mean tokens and calls per problem."
-    d = recs[(recs['lang'] == lang) & recs['kind'].isin(['original', 'distract'])].copy()
-    if not len(d): raise FigureError(f'no records for language {lang!r}')
-    d['model'] = d['system'] + '\x00' + d['run']
-    s = summarize(d)
-    s[['system', 'run']] = s['model'].str.split('\x00', expand=True)
-    cols = ['system', 'method', 'split', 'n', 'accuracy', 'acc_lo', 'acc_hi', 'exec_rate', 'mean_tokens', 'tokens_lo', 'tokens_hi', 'calls_per_problem',
-            'repaired_pct', 'mean_ops', 'smoke']
-    s = s[cols].sort_values(['system', 'method', 'split']).reset_index(drop=True)
-    return s.rename(columns={'system': 'model', 'exec_rate': 'execution_rate'})
-
-def _phase_nodes(g: pd.DataFrame) -> dict:
-    parsed = g[g['n_nodes'].notna()] if 'n_nodes' in g else g.iloc[:0]
-    ops = parsed['n_ops'].astype(float) if len(parsed) else pd.Series(dtype=float)
-    gold = g['gold_ops'].dropna().astype(float) if 'gold_ops' in g else pd.Series(dtype=float)
-    ran = int(g['executed'].fillna(False).astype(bool).sum()) if 'executed' in g else 0
-    (olo, ohi), (elo, ehi) = bootstrap_mean_ci(ops) if len(ops) else (np.nan, np.nan), wilson(ran, len(g))
-    return dict(outputs=len(g), graphs=len(parsed), avg_nodes=parsed['n_nodes'].mean() if len(parsed) else np.nan,
-                mean_ops=ops.mean() if len(ops) else np.nan, ops_lo=olo, ops_hi=ohi, gold_ops=gold.mean() if len(gold) else np.nan,
-                ops_vs_gold=ops.mean() / gold.mean() if len(ops) and len(gold) and gold.mean() else np.nan,
-                exec_rate=100 * ran / len(g), exec_lo=100 * elo, exec_hi=100 * ehi)
-
-def table8_from_records(recs: pd.DataFrame, lang: str, dataset: str = 'msvamp') -> pd.DataFrame:
-    """Table 8's analogue on `dataset`_`lang`, per DAGGER training phase: outputs, graphs that parsed, their mean nodes
-    and |V_op| (bootstrap interval), the gold graphs' mean |V_op| on the same problems and the ratio, execution rate (Wilson)."""
-    d = recs[(recs['method'] == 'dagger') & (recs['split'] == split_name(dataset, lang))]
-    if 'n_nodes' not in d or not d['n_nodes'].notna().any(): raise FigureError(f'no parsed DAGGER graphs on {split_name(dataset, lang)}')
-    phases = [p for p in PHASES if p in set(d['phase'])]
-    rows = [dict(phase=p, **_phase_nodes(d[d['phase'] == p]), systems=', '.join(sorted(set(d[d['phase'] == p]['system'])))) for p in phases]
-    t = pd.DataFrame(rows).rename(columns={'outputs': 'n'})
-    return t.assign(smoke=[is_smoke(n) for n in t['n']], split=split_name(dataset, lang))
-
-# %% ../nbs/stage_8_figures.ipynb #4751471f
-def _stats(name: str, counts: list, path) -> dict:
-    c = np.asarray(counts, float)
-    return dict(dataset=name, avg_distractors=float(c.mean()), min_distractors=int(c.min()), max_distractors=int(c.max()), problems=len(c), file=_rel(path))
-
-def table11_ours(cfg, langs=('bn', 'en')) -> tuple[pd.DataFrame, list[Path]]:
-    "Distractors per problem in our DistractMath splits (typed and dose) and in the SFT training graphs, with the files read."
-    rows, files = [], []
-    for lang in langs:
-        for ds in DATASETS:
-            try: recs = load_split(split_name(ds, lang, 'distract'), gold=False, cfg=cfg)
-            except FileNotFoundError: continue
-            path = distract_path(ds, lang, cfg)
-            rows.append(_stats(split_name(ds, lang, 'distract'), [len(known_distractors(p) or []) for p in recs], path)); files.append(path)
-            dose = path.with_name(f'dose_{path.name}')
-            if dose.is_file():
-                rows.append(_stats(split_name(ds, lang, 'dose'), [r['n_distractors'] for r in read_jsonl(dose)], dose)); files.append(dose)
-    sft = layout.path(cfg, 'teacher')/'sft_train.jsonl'
-    if sft.is_file():
-        counts = []
-        for r in read_jsonl(sft):
-            text = r['completion'][-1]['content'] if isinstance(r.get('completion'), list) else str(r.get('completion', ''))
-            try: counts.append(len(G.declared_distractors(G.parse(text))))
-            except G.GraphError: continue
-        if counts: rows.append(_stats('sft_train', counts, sft)); files.append(sft)
-    if not rows: raise FigureError('no DistractMath split and no SFT training data found')
-    return pd.DataFrame(rows), files
-
-# %% ../nbs/stage_8_figures.ipynb #85379fa0
-def paper_beside_ours(paper: pd.DataFrame, ours: pd.DataFrame, on=None) -> pd.DataFrame:
-    "Paper and our table merged on key columns `on` (outer join, suffixes), else stacked with a `source` column."
-    if on and all(c in paper and c in ours for c in on):
-        p, o = paper.copy(), ours.copy()
-        for c in on: p[c], o[c] = p[c].astype(str), o[c].astype(str)
-        return p.merge(o, on=list(on), how='outer', suffixes=(' (paper)', ' (ours)'))
-    return pd.concat([paper.assign(source='paper-reported'), ours.assign(source='ours')], ignore_index=True)[['source'] + list(dict.fromkeys(list(paper) + list(ours)))]
-
-SMOKE_NOTE = f'; † smoke: our rows from fewer than {SMOKE_N} problems are checks that the code runs, not results comparable with the paper'
-
-def smoke_column(t: pd.DataFrame) -> pd.DataFrame:
-    "Table `t` with a `smoke` column (from `n`, or the min-n column of Table 2) if it has none and has a count."
-    if 'smoke' in t: return t
-    n = next((c for c in ('n', 'n per split (min)') if c in t), None)
-    return t.assign(smoke=t[n].map(is_smoke)) if n else t
-
-def mark_smoke(t: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    "A side-by-side table with its smoke rows marked ('ours †' as source) and the caption note, if any row is smoke."
-    col = next((c for c in ('smoke', 'smoke (ours)') if c in t), None)
-    if col is None: return t, ''
-    smoke = t[col].fillna(False).astype(bool)
-    if not smoke.any(): return t, ''
-    if 'source' in t: t = t.assign(source=np.where(smoke, t['source'] + ' †', t['source']))
-    return t, SMOKE_NOTE
+__all__ = ['PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'ANSWERS', 'ANSWER_COLUMNS', 'SMOKE_COLUMNS', 'COMPARE_KEYS',
+           'ours_label', 'FigureRun', 'paper_outputs', 'fig2_paper', 'fig2_ours', 'comparisons_ours', 'comparisons_out',
+           'fig3_ours', 'fig4_ours', 'dose_ours', 'flags_ours', 'flags_fig_ours', 'exec_changes', 'answers_table',
+           'answers_out', 'smoke_check_table', 'smoke_check_out', 'compare_out', 'draw_all']
 
 # %% ../nbs/stage_8_figures.ipynb #e230fab7
 PAPER_TABLES = ('table2', 'table3', 'table4', 'table5', 'table6', 'table7', 'table8', 'table11', 'figure4_r2')
@@ -734,8 +57,8 @@ def _run_files(d: pd.DataFrame, files: list[Path]) -> list[Path]:
     return [f for f in files if f.parent.name in runs]
 
 # %% ../nbs/stage_8_figures.ipynb #643e9b45
-class Stage:
-    "The figures stage for one profile: its run info, the records of our runs, and what was written or skipped."
+class FigureRun:
+    "One run of the figures stage for one profile: its run info, the records of our runs, and what was written or skipped."
     def __init__(self, cfg, verbose: bool = True):
         self.cfg, self.verbose, self.P = cfg, verbose, cfg.name
         self.info = run_info(cfg, stage='figures')
@@ -767,21 +90,21 @@ class Stage:
         return save_figure(fig, name, self.cfg, inputs, source, self.info, **extra)
 
 # %% ../nbs/stage_8_figures.ipynb #b4a7698b
-def paper_outputs(st: Stage, name: str) -> list[Path]:
+def paper_outputs(st: FigureRun, name: str) -> list[Path]:
     "Paper table `name` as CSV and Markdown (Table 2 in its printed layout)."
     if name == 'table2': df, ins = paper_table2(st.cfg)
     else:
         df, path = _need_paper(name, st.cfg); ins = [path]
     return st.table(df, f'{name}_paper-reported', ins, 'paper-reported', TABLE_TITLES[name])
 
-def fig2_paper(st: Stage) -> list[Path]:
+def fig2_paper(st: FigureRun) -> list[Path]:
     "Figure 2 from the paper's Table 2."
     df, path = _need_paper('table2', st.cfg)
     fig = fig2(paper_tidy(df), 'bn', _wrap('Figure 2: accuracy vs output tokens, paper-reported (Table 2), Bangla'))
     return st.figure(fig, 'fig2_paper-reported', [path], 'paper-reported')
 
 # %% ../nbs/stage_8_figures.ipynb #f3a7ef53
-def fig2_ours(st: Stage) -> list[Path]:
+def fig2_ours(st: FigureRun) -> list[Path]:
     "Figure 2 and Table 2 from our evaluation runs."
     d = st.need_runs()
     tidy = our_tidy(d)
@@ -795,14 +118,14 @@ def comparisons_ours(recs: pd.DataFrame) -> pd.DataFrame:
     base = recs['system'].str.replace(r' (SFT|SFT→GRPO|Base→GRPO)$', '', regex=True)
     return paired_comparisons(recs.assign(model=base))
 
-def comparisons_out(st: Stage) -> list[Path]:
+def comparisons_out(st: FigureRun) -> list[Path]:
     "The table of paired comparisons (SFT vs untrained, GRPO vs SFT, DAGGER vs CoT, Δ and Δ vs Δ) from our runs."
     d = st.need_runs()
     t = comparisons_ours(d)
     if not len(t): raise FigureError('no stated comparison in the runs (DAGGER and CoT, or two training phases, on the same problems)')
     return st.table(t, f'comparisons_ours-{st.P}', _run_files(d, st.files), ours_label(d, st.cfg, st.lang), TABLE_TITLES['comparisons'])
 
-def fig3_ours(st: Stage) -> list[Path]:
+def fig3_ours(st: FigureRun) -> list[Path]:
     "Figure 3 (error rate by distractor type and model category) and its table from our +D records."
     d = st.need_runs()
     t = type_table(d, st.lang)
@@ -813,7 +136,7 @@ def fig3_ours(st: Stage) -> list[Path]:
     return (st.figure(fig3(t, _wrap(f'Figure 3: error rate by distractor type, {label}', 70)), f'fig3_ours-{st.P}', ins, label)
             + st.table(t, f'fig3_types_ours-{st.P}', ins, label, 'Figure 3: error rate (%) by distractor type and model category'))
 
-def fig4_ours(st: Stage) -> list[Path]:
+def fig4_ours(st: FigureRun) -> list[Path]:
     "Figure 4 (tokens vs gold |V_op| with fits) and its R² table from our records and the gold graphs."
     d = st.need_runs()
     present = [ds for ds in ('msvamp', 'mgsm') if ((d['dataset'] == ds) & (d['method'] == 'dagger')).any()]
@@ -830,7 +153,7 @@ def fig4_ours(st: Stage) -> list[Path]:
     return (st.figure(fig, f'fig4_ours-{st.P}', ins, label, dataset=ds, dagger=best, other=other)
             + st.table(fits, f'figure4_r2_ours-{st.P}', ins, label, TABLE_TITLES['figure4_r2']))
 
-def dose_ours(st: Stage) -> list[Path]:
+def dose_ours(st: FigureRun) -> list[Path]:
     "Accuracy against the number of inserted distractors (original = 0, +D, dose splits) from our records."
     d = st.need_runs()
     t = dose_table(d, st.lang)
@@ -841,7 +164,7 @@ def dose_ours(st: Stage) -> list[Path]:
     ins = _run_files(d, st.files)
     return st.figure(fig, f'dose_ours-{st.P}', ins, label, kinds=kinds) + st.table(t, f'dose_ours-{st.P}', ins, label, 'Accuracy (%) by number of inserted distractors')
 
-def flags_ours(st: Stage) -> list[Path]:
+def flags_ours(st: FigureRun) -> list[Path]:
     "The table of DAGGER's distractor-flag precision/recall/F1 against the added distractors, per system and split."
     d = st.need_runs()
     t = flag_table(d)
@@ -849,7 +172,7 @@ def flags_ours(st: Stage) -> list[Path]:
     dd = d[(d['method'] == 'dagger') & d['kind'].isin(['distract', 'dose'])]
     return st.table(t, f'flags_ours-{st.P}', _run_files(dd, st.files), ours_label(dd, st.cfg, st.lang), 'DAGGER distractor flags: precision, recall, F1 (%)')
 
-def flags_fig_ours(st: Stage) -> list[Path]:
+def flags_fig_ours(st: FigureRun) -> list[Path]:
     "The figure of DAGGER's distractor-flag scores (only outputs that parsed have flags)."
     d = st.need_runs()
     dd = d[(d['method'] == 'dagger') & d['kind'].isin(['distract', 'dose'])]
@@ -864,7 +187,7 @@ TABLE7_CONFIGS = {'cot5_original': 'cot_5shot_original', 'cot5_alternate': 'cot_
 # our instruction prompt (dagger.prompts.instruction_messages) is not MGSM-Pro's, so it is labelled as ours and not
 # joined with the paper's 'MGSM-Pro instruction prompt (no ICL)' row
 
-def grpo_out(st: Stage) -> list[Path]:
+def grpo_out(st: FigureRun) -> list[Path]:
     "The GRPO training curve from results/<profile>/grpo/history.csv."
     p = layout.path(st.cfg, 'grpo')/'history.csv'
     if not p.is_file(): raise FileNotFoundError(f'no {_rel(p)} (run the GRPO stage)')
@@ -875,13 +198,13 @@ def grpo_out(st: Stage) -> list[Path]:
     fig = fig_grpo(pd.read_csv(p), _wrap(f'GRPO training: reward and completion length, {label}', 80))
     return st.figure(fig, f'grpo_ours-{st.P}', [p] + ([run] if run.is_file() else []), label)
 
-def table4_out(st: Stage) -> list[Path]:
+def table4_out(st: FigureRun) -> list[Path]:
     "Our Table 4: every run and method on the four splits of the language (accuracy, execution rate, tokens, calls)."
     d = st.need_runs()
     label = ours_label(d, st.cfg, st.lang)
     return st.table(table4_ours(d, st.lang), f'table4_ours-{st.P}', _run_files(d, st.files), label, TABLE_TITLES['table4'])
 
-def table6_out(st: Stage) -> list[Path]:
+def table6_out(st: FigureRun) -> list[Path]:
     "Our Table 6 in the paper's shape (system, params_b, init, split, accuracy): DAGGER after GRPO, `init` from the run (default 'sft')."
     d = st.need_runs()
     d = d[(d['method'] == 'dagger') & (d['phase'] == 'grpo') & d['kind'].isin(['original', 'distract'])]
@@ -892,7 +215,7 @@ def table6_out(st: Stage) -> list[Path]:
     t = t[['system', 'params_b', 'init', 'split', 'accuracy', 'acc_lo', 'acc_hi', 'n', 'tokens', 'tokens_lo', 'tokens_hi', 'smoke']]
     return st.table(t, f'table6_ours-{st.P}', _run_files(d, st.files), ours_label(d, st.cfg, st.lang), TABLE_TITLES['table6'])
 
-def table8_out(st: Stage) -> list[Path]:
+def table8_out(st: FigureRun) -> list[Path]:
     "Our Table 8: per phase over the evaluation runs' DAGGER graphs, else (no evaluation graphs) the GRPO stage's nodes.csv."
     p = layout.path(st.cfg, 'grpo')/'nodes.csv'
     try: ran = st.need_runs()['n_nodes'].notna().any()
@@ -907,7 +230,7 @@ def table8_out(st: Stage) -> list[Path]:
     dd = d[(d['method'] == 'dagger') & (d['split'] == t['split'].iloc[0])]
     return st.table(t, f'table8_ours-{st.P}', _run_files(dd, st.files), ours_label(dd, st.cfg, st.lang), TABLE_TITLES['table8'])
 
-def table11_out(st: Stage) -> list[Path]:
+def table11_out(st: FigureRun) -> list[Path]:
     "Our Table 11 from the DistractMath files and the SFT training graphs."
     langs = tuple(dict.fromkeys([l for l in [st.lang, 'bn'] if l]))
     t, files = table11_ours(st.cfg, langs)
@@ -920,7 +243,7 @@ def ablation_table(name: str, t: pd.DataFrame, model: str) -> pd.DataFrame:
         t.insert(0, 'system', f'{short_model(model)} SFT'); t.insert(1, 'distractor_annotations', t.pop('annotations') == 'with')
     return t
 
-def ablation_out(st: Stage, name: str) -> list[Path]:
+def ablation_out(st: FigureRun, name: str) -> list[Path]:
     "Our ablation table `name` from the ablations stage's records (dagger.ablations, with intervals and paired tests), else its table.csv."
     folder = layout.path(st.cfg, 'ablations')/name
     p = folder/'table.csv'
@@ -935,7 +258,7 @@ def ablation_out(st: Stage, name: str) -> list[Path]:
 PEN_LABELS_EN = {'n1': "Mina's pens", 'n2': "Raju's pens", 'n3': 'Mina asked Raju', 'n4': 'Raju agreed, then did not',
                  'n5': 'price per pen (taka)', 'total_money': "Mina's money", 'final_result': 'answer'}
 
-def dataset_vop_out(st: Stage) -> list[Path]:
+def dataset_vop_out(st: FigureRun) -> list[Path]:
     "Gold |V_op| per problem of the main splits, from the dataset stage's vop_counts.json."
     import matplotlib.pyplot as plt
     f = layout.path(st.cfg, 'dataset')/'vop_counts.json'
@@ -951,7 +274,7 @@ def dataset_vop_out(st: Stage) -> list[Path]:
     ax.set_title(_wrap(f'Gold graph complexity, {label}', 80))
     return st.figure(fig, f'dataset_vop_ours-{st.P}', [f], label)
 
-def sft_loss_out(st: Stage) -> list[Path]:
+def sft_loss_out(st: FigureRun) -> list[Path]:
     "The SFT loss curve from results/<profile>/sft/history.csv and run.json."
     d = layout.path(st.cfg, 'sft')
     h, run = d/'history.csv', d/'run.json'
@@ -962,7 +285,7 @@ def sft_loss_out(st: Stage) -> list[Path]:
     ax = plot_loss(pd.read_csv(h), _wrap(f'SFT loss, {label}', 80), best)
     return st.figure(ax.figure, f'sft_loss_ours-{st.P}', [h, run], label, best_step=best)
 
-def graph_example_out(st: Stage) -> list[Path]:
+def graph_example_out(st: FigureRun) -> list[Path]:
     "The paper's pen problem as a DAGGER graph, executed and drawn by dagger.graph."
     import matplotlib.pyplot as plt
     pen = G.from_obj(pen_graph('en'))
@@ -1025,7 +348,7 @@ def answers_table(comp: pd.DataFrame, table8: pd.DataFrame | None = None, table3
     t = pd.DataFrame(rows, columns=ANSWER_COLUMNS)
     return t.assign(smoke=[is_smoke(n) for n in t['n']])
 
-def answers_out(st: Stage) -> list[Path]:
+def answers_out(st: FigureRun) -> list[Path]:
     "The study's answers (answers_table) from this stage's comparisons, Table 8 and Table 3 of our runs."
     comp = st.tables.get(f'comparisons_ours-{st.P}')
     if comp is None: raise FigureError('no paired comparisons from our runs')
@@ -1050,7 +373,7 @@ def smoke_check_table(recs: pd.DataFrame) -> pd.DataFrame:
                          at_budget_pct=pct('length'), error_pct=pct('error')) | intervals(g))
     return pd.DataFrame(rows, columns=SMOKE_COLUMNS)
 
-def smoke_check_out(st: Stage) -> list[Path]:
+def smoke_check_out(st: FigureRun) -> list[Path]:
     "The smoke-check table of profile `st.cfg` from its eval_smoke/ runs."
     recs, files = load_runs(st.cfg, verbose=False, folder='eval_smoke')
     if not len(recs): raise FileNotFoundError(f'no smoke-check runs in {_rel(layout.path(st.cfg, "eval_smoke"))} (eval.smoke_splits is empty or not run)')
@@ -1062,7 +385,7 @@ def smoke_check_out(st: Stage) -> list[Path]:
 # %% ../nbs/stage_8_figures.ipynb #11266ea3
 COMPARE_KEYS = {'table5': ['lang', 'method'], 'table7': ['config'], 'table8': ['phase'], 'table11': ['dataset']}
 
-def compare_out(st: Stage, name: str) -> list[Path]:
+def compare_out(st: FigureRun, name: str) -> list[Path]:
     "Paper and our version of table `name` side by side (both must have been written by this stage)."
     ours = st.tables.get(f'{name}_ours-{st.P}')
     if ours is None: raise FigureError(f'no table {name} from our runs')
@@ -1075,7 +398,7 @@ def compare_out(st: Stage, name: str) -> list[Path]:
 
 def draw_all(cfg, verbose: bool = True) -> dict:
     "Make every figure and table whose inputs exist (paper, ours, side by side); write and return the manifest."
-    st = Stage(cfg, verbose)
+    st = FigureRun(cfg, verbose)
     for name in PAPER_TABLES: st.part(f'{name} (paper)', lambda name=name: paper_outputs(st, name))
     st.part('Figure 2 (paper)', lambda: fig2_paper(st))
     for name, fn in [('Figure 2 + Table 2 (ours)', fig2_ours), ('paired comparisons (ours)', comparisons_out), ('Figure 3 (ours)', fig3_ours), ('Figure 4 (ours)', fig4_ours),

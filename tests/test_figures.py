@@ -205,7 +205,7 @@ def test_english_only_originals_make_what_they_can(tmp_path):
     rows = [dict(id=f'{s}-{i}', split=s, method='cot', model='toy-1b', base_model='toy-1b', phase='untrained', correct=i % 2 == 0, tokens=100 + i)
             for s in ('mgsm_en', 'msvamp_en') for i in range(4)]                       # minimal records: no aug_type, no split_size
     write_jsonl(cfg.results/'eval'/'toy'/'records.jsonl', rows)
-    st = F.Stage(cfg, verbose=False)
+    st = F.FigureRun(cfg, verbose=False)
     assert st.lang == 'en'
     m = F.draw_all(cfg, verbose=False)
     written = {p.rsplit('/', 1)[-1] for p in m['written']}
