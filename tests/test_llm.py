@@ -327,7 +327,8 @@ def test_a_timed_out_generation_is_not_sent_again(api):
 def test_tokens_and_cost_are_recorded_and_capped(api, monkeypatch):
     import dagger.llm as L
     monkeypatch.setitem(L.PRICES, 'gpt-test', (1000.0, 2000.0))          # $ per 1M tokens: 11 prompt + ~100 completion ≈ $0.25 a call
-    monkeypatch.setattr(L, '_API_USAGE', {'pid': None, 'models': {}})
+    import dagger.pricing
+    monkeypatch.setattr(dagger.pricing, '_API_USAGE', {'pid': None, 'models': {}})
     srv = api()
     be = client(srv.url, max_usd=0.9)                        # each request may cost up to $0.40 (200 new tokens): in flight counts too
     out = be.generate(['q1', 'q2'], Sampling(max_new_tokens=200))
