@@ -136,7 +136,8 @@ def write_report(out: Path, tables: dict, facts: dict):
 
 def plot_robustness(tables: dict, path: Path, model: str):
     "Accuracy on each original split and per distractor type of its +D split, with 95% intervals."
-    import matplotlib; matplotlib.use('Agg')
+    import matplotlib
+    matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     d = tables['deltas']
     fig, ax = plt.subplots(figsize=(7, 3.6))
@@ -149,8 +150,11 @@ def plot_robustness(tables: dict, path: Path, model: str):
             ax.errorbar([i + off for i in x], d[acc], yerr=err, fmt=fmt, capsize=2, label=name)
         ax.set_xticks(list(x), d['label'], rotation=30, ha='right', fontsize=7)
         ax.legend(fontsize=8)
-    ax.set_ylabel('accuracy (%)'); ax.set_title(f'{model}: original vs +D (Δ intervals in report.md)', fontsize=9)
-    fig.tight_layout(); fig.savefig(path, dpi=120); plt.close(fig)
+    ax.set_ylabel('accuracy (%)')
+    ax.set_title(f'{model}: original vs +D (Δ intervals in report.md)', fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 # %% ../nbs/lib_23_any_model.ipynb #ae000019
 def run(spec: str, splits=SPLITS, methods=('cot', 'dagger'), n: int = 250, out: str | Path = 'dagger-eval', base_url: str = '',
@@ -187,11 +191,15 @@ def main(argv=None) -> int:
     import argparse
     ap = argparse.ArgumentParser(prog='dagger-eval', description='Evaluate any model on DistractMath-BN (accuracy, Δ under distractors, tokens).')
     ap.add_argument('--model', help='embedded:NAME, hf:PATH_OR_ID, vllm:PATH_OR_ID or openai:MODEL')
-    ap.add_argument('--splits', default=','.join(SPLITS)); ap.add_argument('--methods', default='cot,dagger')
+    ap.add_argument('--splits', default=','.join(SPLITS))
+    ap.add_argument('--methods', default='cot,dagger')
     ap.add_argument('--n', type=int, default=250, help='problems per split (a seeded sample; 0 = all)')
-    ap.add_argument('--out', default='dagger-eval'); ap.add_argument('--base-url', default='')
-    ap.add_argument('--api-key-env', default='OPENAI_API_KEY'); ap.add_argument('--max-new-tokens', type=int, default=0)
-    ap.add_argument('--resume', action='store_true'); ap.add_argument('--profile', default='cpu', help='where the splits come from (settings.ini)')
+    ap.add_argument('--out', default='dagger-eval')
+    ap.add_argument('--base-url', default='')
+    ap.add_argument('--api-key-env', default='OPENAI_API_KEY')
+    ap.add_argument('--max-new-tokens', type=int, default=0)
+    ap.add_argument('--resume', action='store_true')
+    ap.add_argument('--profile', default='cpu', help='where the splits come from (settings.ini)')
     ap.add_argument('--tasks-path', action='store_true', help="print the lm-eval task folder and exit")
     a = ap.parse_args(argv)
     if a.tasks_path: print(tasks_path()); return 0
@@ -200,7 +208,8 @@ def main(argv=None) -> int:
         run(a.model, tuple(s.strip() for s in a.splits.split(',') if s.strip()), tuple(m.strip() for m in a.methods.split(',') if m.strip()),
             a.n, a.out, a.base_url, a.api_key_env, a.max_new_tokens, a.resume, a.profile)
     except EvalError as e:
-        print(f'dagger-eval: error: {e}', file=sys.stderr); return 2
+        print(f'dagger-eval: error: {e}', file=sys.stderr)
+        return 2
     except Exception as e:                 # a backend's own error (a crashed server, a model that will not load): one line
         if not isinstance(e, (BackendError, OSError)): raise
         print(f'dagger-eval: error: {type(e).__name__}: {str(e)[:300]} (finished completions are kept in {a.out}/completions.sqlite; rerun with --resume)', file=sys.stderr)

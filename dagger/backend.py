@@ -154,7 +154,8 @@ def cache_usage() -> dict:
 class CompletionCache:
     "A persistent sqlite store of completions, safe for several processes; it counts hits and misses, per backend too."
     def __init__(self, path: str | Path):
-        self.path = Path(path); self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.hits = self.misses = 0
         self.by_backend = {}
         self._lock, self._conn, self._pid = threading.Lock(), None, None
@@ -166,7 +167,9 @@ class CompletionCache:
     def _db(self) -> sqlite3.Connection:
         if self._conn is None or self._pid != os.getpid():
             c = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
-            c.execute('PRAGMA busy_timeout=60000'); _wal(c); c.execute('PRAGMA synchronous=NORMAL')
+            c.execute('PRAGMA busy_timeout=60000')
+            _wal(c)
+            c.execute('PRAGMA synchronous=NORMAL')
             c.execute('CREATE TABLE IF NOT EXISTS completions (key TEXT PRIMARY KEY, backend TEXT, model TEXT, '
                       'text TEXT NOT NULL, tokens INTEGER NOT NULL, finish_reason TEXT NOT NULL, created REAL)')
             self._conn, self._pid = c, os.getpid()
@@ -187,8 +190,11 @@ class CompletionCache:
             q = f'SELECT key, text, tokens, finish_reason FROM completions WHERE key IN ({",".join("?"*len(chunk))})'
             out |= {k: Completion(t, n, f, cached=True) for k, t, n, f in self._run(q, chunk)}
         hits, misses = len(out), len(keys) - len(out)
-        self.hits += hits; self.misses += misses
-        b = self.by_backend.setdefault(backend, dict(hits=0, misses=0)); b['hits'] += hits; b['misses'] += misses
+        self.hits += hits
+        self.misses += misses
+        b = self.by_backend.setdefault(backend, dict(hits=0, misses=0))
+        b['hits'] += hits
+        b['misses'] += misses
         _count(backend, hits, misses)
         return out
 

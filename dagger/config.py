@@ -259,13 +259,15 @@ def build_profile(name: str, values: dict) -> Profile:
 
 def profile_names(path: str | Path | None = None) -> list[str]:
     "The profiles defined in `settings.ini`."
-    cp = configparser.ConfigParser(); cp.read(Path(path or project_root()/'settings.ini'), encoding='utf-8')
+    cp = configparser.ConfigParser()
+    cp.read(Path(path or project_root()/'settings.ini'), encoding='utf-8')
     return cp.sections()
 
 def profile_values(name: str, path: str | Path | None = None) -> dict:
     "The settings profile `name` writes in `settings.ini`: [DEFAULT], then the profile it `extends` (if any), then its own."
     path = Path(path or project_root()/'settings.ini')
-    cp = configparser.ConfigParser(default_section='\0'); cp.read(path, encoding='utf-8')   # own values only, DEFAULT as a section
+    cp = configparser.ConfigParser(default_section='\0')
+    cp.read(path, encoding='utf-8')   # own values only, DEFAULT as a section
     own = {s: dict(cp[s]) for s in cp.sections()}
     if name not in own or name == 'DEFAULT': raise ConfigError(f'no profile {name!r} in {path}; have {profile_names(path)}')
     chain = [name]
@@ -290,18 +292,22 @@ class DataFileError(ValueError):
     def __reduce__(self): return type(self), (self.path, self.line, self.problem)
 
 def _umask() -> int:
-    mask = os.umask(0); os.umask(mask); return mask
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     "Write `data` to `path` atomically, creating parent folders."
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
     try:
         with os.fdopen(fd, 'wb') as f: f.write(data)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True); raise
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return path
 
 def atomic_write_text(path: str | Path, text: str) -> Path:

@@ -244,7 +244,8 @@ class _Builder:
         ops = [o for o in self.ops if o['id'] in need]
         k = Counter()
         def new_id(prefix):
-            k[prefix] += 1; return f'{prefix}{k[prefix]}'
+            k[prefix] += 1
+            return f'{prefix}{k[prefix]}'
         rename = {c['id']: new_id('d' if c['distractor'] else 'c') for c in consts} | {o['id']: new_id('op') for o in ops}
         out = [{k_: (rename[v] if k_ == 'id' else v) for k_, v in c.items() if k_ != '_pos'} for c in consts]
         out += [dict(o, id=rename[o['id']], args=[rename[a] for a in o['args']]) for o in ops]
@@ -356,7 +357,8 @@ def gsm8k_graph(question: str, solution: str, answer: float | None = None) -> di
             if st['annotated']: bad.append(('unparseable_annotation', st['expr']))
             continue
         try:
-            v = _value(tree); noted = float(st['value']) if st['value'] else v
+            v = _value(tree)
+            noted = float(st['value']) if st['value'] else v
         except (GoldGraphError, ValueError) as e:
             if st['annotated']: bad.append((getattr(e, 'reason', 'unparseable_annotation'), st['expr']))
             continue
@@ -396,7 +398,8 @@ def msvamp_graph(query: str, equation: str, answer: float | None = None) -> dict
     def parse() -> str:
         nonlocal pos
         if pos >= len(toks): raise GoldGraphError('bad_equation', equation)
-        t = toks[pos]; pos += 1
+        t = toks[pos]
+        pos += 1
         if re.fullmatch(r'number\d+', t): return const(int(t[6:]))
         if re.fullmatch(r'\d+(\.\d+)?', t):
             i = f'k{len([n for n in nodes if n.startswith("k")]) + 1}'
@@ -463,10 +466,13 @@ def add_gold(records: list, root: Path | None = None) -> dict:
     root, failures = root or data_root(), []
     for p in records:
         try:
-            g = _convert(p, root); verify_graph(g, p.answer)
-            p.gold_graph = g; p.meta.pop('gold_failure', None)
+            g = _convert(p, root)
+            verify_graph(g, p.answer)
+            p.gold_graph = g
+            p.meta.pop('gold_failure', None)
         except GoldGraphError as e:
-            p.gold_graph = None; p.meta['gold_failure'] = e.reason
+            p.gold_graph = None
+            p.meta['gold_failure'] = e.reason
             failures.append(dict(id=p.id, reason=e.reason, detail=e.detail))
     kept = len(records) - len(failures)
     hidden = sum(any('(a constant of the' in n.get('label', '') for n in p.gold_graph['nodes']) for p in records if p.gold_graph)
@@ -543,7 +549,9 @@ def hub_probe(host: str = HUB_HOST, port: int = 443, timeout: float = 3.0) -> st
     def go():
         try: socket.create_connection((host, port), timeout=timeout).close(); res['ok'] = True
         except OSError as e: res['err'] = f'{type(e).__name__}: {e}'
-    t = threading.Thread(target=go, daemon=True); t.start(); t.join(timeout)
+    t = threading.Thread(target=go, daemon=True)
+    t.start()
+    t.join(timeout)
     if res.get('ok'): return None
     return res.get('err', f'no answer from {host}:{port} within {timeout:g}s')
 
@@ -670,7 +678,9 @@ def load_distractmath(subset: str, lang: str = 'bn', cfg: Profile | None = None,
     for i, r in enumerate(read_jsonl(path)):
         if 'modified_question' in r: recs.append(distract_record(r, i, subset, lang, f'local:{_rel(path)}', originals))
         else:
-            p = Problem.from_dict(r); p.origin = p.origin or f'local:{_rel(path)}#{i}'; recs.append(p)
+            p = Problem.from_dict(r)
+            p.origin = p.origin or f'local:{_rel(path)}#{i}'
+            recs.append(p)
     return recs
 
 # %% ../nbs/lib_16_data.ipynb #5ab78c63
@@ -755,7 +765,8 @@ def _distract_fixture(problems: list) -> list:
     "DistractMath rows in the published columns: each problem with one added sentence after its first."
     rows = []
     for i, p in enumerate(problems):
-        kind = AUG_TYPES[i % 3]; first, _, rest = p.question.partition('। ')
+        kind = AUG_TYPES[i % 3]
+        first, _, rest = p.question.partition('। ')
         rows.append(dict(row_index=int(p.meta['row']), original_question=p.question, ground_truth=int(p.answer), augmentation_type=kind,
                          modified_question=f'{first}। {_ADDED[kind]} {rest}' if rest else f'{p.question} {_ADDED[kind]}',
                          added_sentences=_ADDED[kind], justification='it is about something the question does not ask', answers_match=True))
@@ -767,7 +778,8 @@ def write_hub_fixture(root: str | Path, n: int = 4, n_val: int = 2, cfg: Profile
     gsm = [p for p in load_split('gsm8k_train', n=4 * (n + n_val), seed=1, cfg=cfg) if p.gold_graph]
     sft, grpo = _training_fixture(gsm[:n + n_val + n])
     t = root/TRAIN_REPO
-    _parquet(sft[:n], t/'sft'/'train-00000-of-00001.parquet'); _parquet(sft[n:n + n_val], t/'sft'/'val-00000-of-00001.parquet')
+    _parquet(sft[:n], t/'sft'/'train-00000-of-00001.parquet')
+    _parquet(sft[n:n + n_val], t/'sft'/'val-00000-of-00001.parquet')
     _parquet(grpo[n + n_val:], t/'grpo'/'train-00000-of-00001.parquet')
     (t/'README.md').write_text(_card({'grpo': ['train'], 'sft': ['train', 'val']}), encoding='utf-8')
     d = root/DISTRACT_REPO
@@ -808,8 +820,10 @@ def prepare_splits(cfg: Profile, names: list[str]) -> dict:
     for name in tqdm(names, desc='prepare splits', leave=False):
         try: recs = evaluable(load_split(name, cfg=cfg), cfg)
         except DistractMathNotBuilt as e:        # HubUnavailable (data_source = hub) stops the stage: no silent substitute
-            done[name] = f'not available: {e}'; continue
-        write_jsonl(out/f'{name}.jsonl', [p.to_dict() for p in recs]); done[name] = len(recs)
+            done[name] = f'not available: {e}'
+            continue
+        write_jsonl(out/f'{name}.jsonl', [p.to_dict() for p in recs])
+        done[name] = len(recs)
     write_json(out/'splits.json', dict(splits=done, msvamp_holdout=cfg.msvamp_holdout))
     return done
 

@@ -195,7 +195,8 @@ def _generate_parsed(backend, prompts: list, sampling, parse, max_tries: int, st
                 results[i] = parse(i, o[0].text)
             except ResponseError as e:
                 stats[f'{prefix}_malformed'] = stats.get(f'{prefix}_malformed', 0) + 1
-                last_err[i] = e.kind; still.append(i)
+                last_err[i] = e.kind
+                still.append(i)
         pending = still
     for i in pending:
         key = f'{prefix}_dropped_{last_err[i]}'

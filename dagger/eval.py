@@ -67,7 +67,8 @@ def _boxed_contents(text: str) -> list[str]:
             depth += {'{': 1, '}': -1}.get(text[k], 0)
             if depth == 0: break
             k += 1
-        out.append(text[j + 1:k]); i = k
+        out.append(text[j + 1:k])
+        i = k
     return out
 
 def extract_boxed(text: str) -> float | None:
@@ -256,7 +257,8 @@ def type_errors(df: pd.DataFrame) -> pd.DataFrame:
     d = df[df['aug_type'].notna()]
     g = d.groupby(['method', 'model', 'aug_type'])['correct'].agg(['size', 'mean']).reset_index()
     g = g.rename(columns={'size': 'n', 'mean': 'accuracy'})
-    g['accuracy'] *= 100; g['error_rate'] = 100 - g['accuracy']
+    g['accuracy'] *= 100
+    g['error_rate'] = 100 - g['accuracy']
     return g
 
 # %% ../nbs/lib_17_eval.ipynb #99d078e5
@@ -419,7 +421,8 @@ def evaluate_profile(cfg, progress: bool = True) -> dict:
         return runs
     for phase in ('untrained', *(p for p in cfg.eval.phases if p != 'untrained')):
         if phase != 'untrained' and not (phase_model(cfg, phase)/'config.json').exists():
-            print(f'skipping phase {phase!r}: no model in {phase_model(cfg, phase)}'); continue
+            print(f'skipping phase {phase!r}: no model in {phase_model(cfg, phase)}')
+            continue
         be, methods = phase_backend(cfg, phase), None if phase == 'untrained' else ['dagger']
         runs[phase] = run_eval(cfg, be, methods, phase=phase, progress=progress)
         if cfg.eval.smoke_splits: runs[phase]['smoke_check'] = run_eval(cfg, be, methods, phase=phase, progress=progress, smoke=True)

@@ -94,7 +94,8 @@ def paper_outputs(st: FigureRun, name: str) -> list[Path]:
     "Paper table `name` as CSV and Markdown (Table 2 in its printed layout)."
     if name == 'table2': df, ins = paper_table2(st.cfg)
     else:
-        df, path = _need_paper(name, st.cfg); ins = [path]
+        df, path = _need_paper(name, st.cfg)
+        ins = [path]
     return st.table(df, f'{name}_paper-reported', ins, 'paper-reported', TABLE_TITLES[name])
 
 def fig2_paper(st: FigureRun) -> list[Path]:
@@ -240,7 +241,8 @@ def ablation_table(name: str, t: pd.DataFrame, model: str) -> pd.DataFrame:
     "Our ablation table `name` (dagger.ablations' form) in the paper's columns, for the student of `model`."
     if name == 'table7' and 'config' in t: t['config'] = t['config'].map(lambda c: TABLE7_CONFIGS.get(c, c))
     if name == 'table3' and 'annotations' in t:   # the paper's columns: system, distractor_annotations
-        t.insert(0, 'system', f'{short_model(model)} SFT'); t.insert(1, 'distractor_annotations', t.pop('annotations') == 'with')
+        t.insert(0, 'system', f'{short_model(model)} SFT')
+        t.insert(1, 'distractor_annotations', t.pop('annotations') == 'with')
     return t
 
 def ablation_out(st: FigureRun, name: str) -> list[Path]:
@@ -267,9 +269,13 @@ def dataset_vop_out(st: FigureRun) -> list[Path]:
     ks = list(range(1, max(max(v) for v in counts.values()) + 1))
     fig, ax = plt.subplots(figsize=(7, 4))
     for j, (name, c) in enumerate(counts.items()):
-        n = sum(c.values()); mean = sum(k * v for k, v in c.items()) / n
+        n = sum(c.values())
+        mean = sum(k * v for k, v in c.items()) / n
         ax.bar([k + (j - 1) * 0.27 for k in ks], [c.get(k, 0) / n for k in ks], width=0.27, label=f'{name} (n={n}, mean {mean:.2f})')
-    ax.set_xticks(ks); ax.set_xlabel('gold |V_op| (operation nodes)'); ax.set_ylabel('share of problems'); ax.legend()
+    ax.set_xticks(ks)
+    ax.set_xlabel('gold |V_op| (operation nodes)')
+    ax.set_ylabel('share of problems')
+    ax.legend()
     label = f'gold graphs of the vendored data (GSM8K annotations, MSVAMP equations), profile {st.P}'
     ax.set_title(_wrap(f'Gold graph complexity, {label}', 80))
     return st.figure(fig, f'dataset_vop_ours-{st.P}', [f], label)

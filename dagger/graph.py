@@ -57,7 +57,9 @@ def _sqrt(xs):
 
 def _round(xs):
     "Round half away from zero."
-    x = xs[0]; a = abs(x); f = math.floor(a)
+    x = xs[0]
+    a = abs(x)
+    f = math.floor(a)
     r = float(f + 1 if a - f >= 0.5 else f)
     return r if x >= 0 else -r
 
@@ -254,7 +256,8 @@ def execute(graph: Graph) -> float:
                 if lo < 0: _err('unknown_op', f'unknown op {describe(op)}' if op else 'node has no op')
                 if not lo <= len(args) <= hi: _arity_error(op, len(args))
                 if lo == 0: vals[nid] = _const(node); stack.pop(); continue
-                vals[nid] = _GREY; k = 0
+                vals[nid] = _GREY
+                k = 0
             while k < len(args):  # arguments left to right: constants on the spot, anything else gets a frame of its own
                 a = args[k]
                 va = vals.get(a)
@@ -262,16 +265,19 @@ def execute(graph: Graph) -> float:
                     c = idx.get(a)
                     if c is None: nid = a; _err('missing_node', f'{describe(a)} is used by {describe(node["id"])} but not defined')
                     if c['op'] != 'const' or c['args']: frame[1] = k; stack.append([c, -1]); break
-                    nid = a; vals[a] = _const(c)
+                    nid = a
+                    vals[a] = _const(c)
                 elif va is _GREY: nid = a; _err('cycle', f'{describe(a)} depends on itself')
                 k += 1
             else:
-                stack.pop(); nid = node['id']  # an argument's check above may have pointed nid at the argument
+                stack.pop()
+                nid = node['id']  # an argument's check above may have pointed nid at the argument
                 v = FUNCS[node['op']]([vals[a] for a in args])
                 if not -_FMAX <= v <= _FMAX: _err('non_finite', f'{node["op"]} gave {v}')
                 vals[nid] = v
     except ExecutionError as e:
-        e.node = nid; raise
+        e.node = nid
+        raise
     except OverflowError as e: raise ExecutionError('non_finite', str(e), nid) from None
     except ZeroDivisionError as e: raise ExecutionError('division_by_zero', str(e), nid) from None
     except ValueError as e: raise ExecutionError('non_real', str(e), nid) from None
@@ -294,7 +300,8 @@ def unreachable(graph: Graph) -> list[str]:
     while stack:
         i = stack.pop()
         if i in seen or i not in idx: continue
-        seen.add(i); stack.extend(idx[i]['args'])
+        seen.add(i)
+        stack.extend(idx[i]['args'])
     return [n['id'] for n in graph.nodes if n['id'] not in seen]
 
 # %% ../nbs/lib_09_graph.ipynb #b93491df
@@ -325,7 +332,8 @@ def reward_parts(text, gold) -> dict:
             g = parse(text, strict=True)
             if len(g.nodes) >= 3:
                 fmt = 0.5
-                v = execute(g); exe = 0.5
+                v = execute(g)
+                exe = 0.5
                 acc = 1.0 if is_correct(v, gold) else 0.0
         except GraphError: pass
     return {'format': fmt, 'execution': exe, 'accuracy': acc, 'total': fmt + exe + acc}
@@ -404,7 +412,9 @@ def _positions(rows: dict, width: dict, idx: dict) -> dict:
         want = {i: sum(pos[a][0] for a in idx[i]['args'] if a in pos) / max(1, sum(a in pos for a in idx[i]['args'])) for i in ids}
         right = -math.inf
         for i in sorted(ids, key=want.get):
-            x = max(want[i], right + width[i] / 2); pos[i] = (x, -d); right = x + width[i] / 2
+            x = max(want[i], right + width[i] / 2)
+            pos[i] = (x, -d)
+            right = x + width[i] / 2
     return pos
 
 def plot_graph(graph, ax=None, title: str | None = None):
@@ -436,7 +446,9 @@ def plot_graph(graph, ax=None, title: str | None = None):
         for a in n['args']:
             if a in pos: ax.annotate('', xy=pos[n['id']], xytext=pos[a], zorder=1, arrowprops=dict(
                 arrowstyle='-|>', color='#9e9e9e' if a in dead else '#4a5568', shrinkA=16, shrinkB=16, lw=1.2))
-    ax.set_xlim(lo - 1, hi + 1); ax.set_ylim(-(nrow - 1) - 0.6, 0.6); ax.axis('off')
+    ax.set_xlim(lo - 1, hi + 1)
+    ax.set_ylim(-(nrow - 1) - 0.6, 0.6)
+    ax.axis('off')
     shown = ['const', 'op', 'distractor', 'final'] + [k for k in ('unused', 'misused') if any(b[0] == k for b in boxes.values())]
     ax.legend(handles=[Patch(label=_LEGEND[k], **_STYLES[k]) for k in shown], loc='upper center',
               bbox_to_anchor=(0.5, 0.0), ncol=len(shown), fontsize=8, frameon=False)

@@ -167,7 +167,8 @@ def _patched(module: str, name: str, wrap):
     orig = getattr(mod, name, None)
     if orig is None:
         print(f'warning: {module}.{name} not found: its vLLM engine is not made language-only', file=sys.stderr)
-        yield False; return
+        yield False
+        return
     setattr(mod, name, wrap(orig))
     try: yield True
     finally: setattr(mod, name, orig)
@@ -257,7 +258,8 @@ def select_checkpoint(base: str, folder: str | Path, val_rows: list, recipe: GRP
     if recipe.score_init:
         scores['init'] = score_model(get_backend(backend, resolve_model(base), cache=init_cache, **kw), val_rows, budget)
         unload_models()
-    dest = Path(dest); cands = dest.parent/'candidates'
+    dest = Path(dest)
+    cands = dest.parent/'candidates'
     for ck in cks:
         merge_checkpoint(base, ck, cands/ck.name, recipe.merge_dtype, device)
         scores[ck.name] = score_model(get_backend(backend, str(cands/ck.name), cache=None, **kw), val_rows, budget)
@@ -341,17 +343,27 @@ def plot_rewards(hist, title: str, chosen_step: int | None = None):
     ax.plot(hist['step'], hist['reward'], 'o-', color='k', label='reward R (mean)')
     ax.fill_between(hist['step'], hist['reward'] - hist['reward_std'], hist['reward'] + hist['reward_std'], color='k', alpha=0.1)
     for part, c in zip(COMPONENTS, ('#2b6cb0', '#c05621', '#2f855a')): ax.plot(hist['step'], hist[part], 's--', ms=4, color=c, label=part)
-    ax.set_ylim(-0.05, 2.05); ax.set_ylabel('reward per completion'); ax.legend(fontsize=7)
-    axes[1].plot(hist['step'], hist['completion_length'], 'o-'); axes[1].set_ylabel('completion length (tokens)')
-    ax2 = axes[1].twinx(); ax2.plot(hist['step'], hist['clipped_ratio'], 'x:', color='#999'); ax2.set_ylabel('share cut off', color='#999')
+    ax.set_ylim(-0.05, 2.05)
+    ax.set_ylabel('reward per completion')
+    ax.legend(fontsize=7)
+    axes[1].plot(hist['step'], hist['completion_length'], 'o-')
+    axes[1].set_ylabel('completion length (tokens)')
+    ax2 = axes[1].twinx()
+    ax2.plot(hist['step'], hist['clipped_ratio'], 'x:', color='#999')
+    ax2.set_ylabel('share cut off', color='#999')
     ax2.set_ylim(-0.05, 1.05)
-    axes[2].plot(hist['step'], hist['nodes'], 'o-', label='nodes'); axes[2].plot(hist['step'], hist['ops'], 's--', label='|V_op|')
-    axes[2].set_ylabel('per generated graph (parsed)'); axes[2].legend(fontsize=7)
+    axes[2].plot(hist['step'], hist['nodes'], 'o-', label='nodes')
+    axes[2].plot(hist['step'], hist['ops'], 's--', label='|V_op|')
+    axes[2].set_ylabel('per generated graph (parsed)')
+    axes[2].legend(fontsize=7)
     if hist['nodes'].isna().all(): axes[2].text(0.5, 0.5, 'no generated graph parsed', ha='center', transform=axes[2].transAxes)
     for a in axes:
-        a.set_xlabel('optimiser step'); a.set_xticks(list(hist['step'])); a.set_xlim(hist['step'].min() - 0.5, hist['step'].max() + 0.5)
+        a.set_xlabel('optimiser step')
+        a.set_xticks(list(hist['step']))
+        a.set_xlim(hist['step'].min() - 0.5, hist['step'].max() + 0.5)
         if chosen_step is not None: a.axvline(chosen_step, color='#999', lw=1, ls=':')
-    fig.suptitle(title, fontsize=9); fig.tight_layout()
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
     return fig
 
 # %% ../nbs/stage_5_grpo.ipynb #07a137f9

@@ -111,8 +111,10 @@ def _replace(src: Path, dst: Path):
 def _replace_files(src: Path, dst: Path) -> list[Path]:
     moved = []
     for f in sorted(p for p in src.rglob('*') if p.is_file()):
-        t = dst/f.relative_to(src); t.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(f, t); moved.append(t)
+        t = dst/f.relative_to(src)
+        t.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(f, t)
+        moved.append(t)
     return moved
 
 def promote(stage_dir: Path, cfg: Profile) -> list[Path]:
@@ -121,7 +123,8 @@ def promote(stage_dir: Path, cfg: Profile) -> list[Path]:
     for kind, final in (('results', lambda n: _final(cfg, n)), ('generated', lambda n: generated_root(cfg)/n)):
         for d in sorted((stage_dir/kind).glob('*')) if (stage_dir/kind).is_dir() else []:
             for entry in sorted(d.iterdir()):
-                _replace(entry, final(d.name)/entry.name); moved.append(final(d.name)/entry.name)
+                _replace(entry, final(d.name)/entry.name)
+                moved.append(final(d.name)/entry.name)
     if (stage_dir/'figures').is_dir(): moved += _replace_files(stage_dir/'figures', cfg.figures)
     shutil.rmtree(stage_dir, ignore_errors=True)
     return moved

@@ -61,7 +61,9 @@ def _load_model(model: str, device: str, dtype: str | None):
 def unload_models():
     "Forget the loaded models and the vLLM engine (frees their memory once nothing else holds them)."
     import gc
-    _load_model.cache_clear(); release_vllm(); gc.collect()
+    _load_model.cache_clear()
+    release_vllm()
+    gc.collect()
     torch = sys.modules.get('torch')
     if torch is not None and torch.cuda.is_available(): torch.cuda.empty_cache()
 
@@ -160,7 +162,8 @@ class TransformersBackend(Backend):
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
         shared = shared_prefix(ids) if self.share_prefix else 0   # rows: shared prefix, padding, own tokens
         rows = [r[shared:] for r in ids]
-        own = max(map(len, rows)); width = shared + own
+        own = max(map(len, rows))
+        width = shared + own
         x = torch.tensor([ids[0][:shared] + [self.pad_id]*(own - len(r)) + r for r in rows], device=self.device)
         mask = torch.tensor([[1]*shared + [0]*(own - len(r)) + [1]*len(r) for r in rows], device=self.device)
         cfg = GenerationConfig(max_new_tokens=sampling.max_new_tokens, do_sample=False, pad_token_id=self.pad_id,
@@ -199,7 +202,8 @@ def _load_vllm(model: str, tensor_parallel_size: int, seed: int, kwargs: tuple):
     try: from vllm import LLM
     except ImportError as e: raise BackendError(NO_VLLM) from e
     if not _cuda():   # the CPU build: its KV cache (GiB) and every core for its engine process (vLLM's own default is one thread)
-        os.environ.setdefault('VLLM_CPU_KVCACHE_SPACE', '4'); os.environ.setdefault('OMP_NUM_THREADS', str(os.cpu_count() or 1))
+        os.environ.setdefault('VLLM_CPU_KVCACHE_SPACE', '4')
+        os.environ.setdefault('OMP_NUM_THREADS', str(os.cpu_count() or 1))
     path = resolve_model(model)
     _ENGINE['llm'] = LLM(model=path, tensor_parallel_size=tensor_parallel_size, seed=seed, **(text_only_engine(path) | dict(kwargs)))
     _ENGINE['key'] = key
@@ -219,7 +223,8 @@ def release_vllm():
     "Delete the vLLM engine, if any, and give its GPU memory back (vLLM's own clean-up when it has one)."
     import gc
     if 'llm' not in _ENGINE: return
-    _ENGINE.clear(); gc.collect()
+    _ENGINE.clear()
+    gc.collect()
     try: from vllm.distributed.parallel_state import cleanup_dist_env_and_memory
     except ImportError: return
     cleanup_dist_env_and_memory()
@@ -394,7 +399,8 @@ class OpenAIBackend(Backend):
                     return Completion('', 0, 'error', error=msg)
                 d = self._delay(e, job, attempt)
                 _log.warning('%s: attempt %d failed (%s); retrying in %.2f s', self.model, attempt + 1, msg, d)
-                time.sleep(d); continue
+                time.sleep(d)
+                continue
             if not r.choices or r.usage is None:
                 return Completion('', 0, 'error', error='the reply has no choices or no usage')
             self._record(r.usage, held)
@@ -421,7 +427,9 @@ class OpenAIBackend(Backend):
             u = _spent(self.model)
             u['reserved'] = max(0.0, u['reserved'] - reserved)
             if usage is None: return
-            u['calls'] += 1; u['prompt_tokens'] += p; u['completion_tokens'] += c
+            u['calls'] += 1
+            u['prompt_tokens'] += p
+            u['completion_tokens'] += c
             if u['usd'] is not None: u['usd'] = round(u['usd'] + cost(self.model, p, c), 6)
 
     def _run(self, jobs, sampling):

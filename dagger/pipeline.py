@@ -58,7 +58,8 @@ def _snapshot(dirs: list[Path]) -> dict:
         if d.exists():
             for p in d.rglob('*'):
                 if p.is_file() and not any(s.startswith('.') for s in p.relative_to(d).parts):
-                    st = p.stat(); snap[p] = (st.st_mtime_ns, st.st_size)
+                    st = p.stat()
+                    snap[p] = (st.st_mtime_ns, st.st_size)
     return snap
 
 def _written(before: dict, after: dict, root: Path) -> list[str]:
@@ -137,7 +138,9 @@ def cache_reuse(stage: Path) -> dict:
     total = {}
     for f in sorted(stage.glob('cache-usage-*.json')):
         for backend, n in json.loads(f.read_text()).items():
-            t = total.setdefault(backend, dict(hits=0, misses=0)); t['hits'] += n['hits']; t['misses'] += n['misses']
+            t = total.setdefault(backend, dict(hits=0, misses=0))
+            t['hits'] += n['hits']
+            t['misses'] += n['misses']
     return total
 
 def _reuse_text(reuse: dict) -> str:
@@ -168,7 +171,8 @@ def run_stage(nb: Path, cfg: Profile, overrides: dict, out_dir: Path, kernel: st
     root, stage = project_root(), staging_dir(cfg, nb)
     src, tmp, failed = out_dir/f'.{nb.stem}.input.ipynb', out_dir/f'.{nb.stem}.tmp.ipynb', out_dir/f'{nb.stem}.failed.ipynb'
     watch = [cfg.results, generated_root(cfg), cfg.figures, cfg.data]
-    shutil.rmtree(stage, ignore_errors=True); stage_for(stage, cfg)
+    shutil.rmtree(stage, ignore_errors=True)
+    stage_for(stage, cfg)
     before, t0, done = _snapshot(watch), time.time(), False
     skipped = 0 if demos else without_demos(nb, src)
     try:
@@ -177,7 +181,10 @@ def run_stage(nb: Path, cfg: Profile, overrides: dict, out_dir: Path, kernel: st
                                 kernel_name=kernel, cwd=str(nb.parent), progress_bar=False, log_output=False, config=config)
         reuse = cache_reuse(stage)
         with _signals_held():
-            promote(stage, cfg); os.replace(tmp, out_dir/nb.name); failed.unlink(missing_ok=True); done = True
+            promote(stage, cfg)
+            os.replace(tmp, out_dir/nb.name)
+            failed.unlink(missing_ok=True)
+            done = True
     except pm.PapermillExecutionError as e:
         cell, cell_id = source_cell(tmp, e.cell_index)
         os.replace(tmp, failed)
@@ -186,9 +193,11 @@ def run_stage(nb: Path, cfg: Profile, overrides: dict, out_dir: Path, kernel: st
         if tmp.exists(): os.replace(tmp, failed)
         raise StageError(nb.name, None, f'the kernel died ({e}); out of memory?') from None
     except KeyboardInterrupt:
-        _kill_kernels(); raise
+        _kill_kernels()
+        raise
     finally:
-        src.unlink(missing_ok=True); tmp.unlink(missing_ok=True)
+        src.unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         if not done: shutil.rmtree(stage, ignore_errors=True)
     return dict(notebook=nb.name, status='ok', seconds=round(time.time() - t0, 1), demos_skipped=skipped,
                 cache=_reuse_text(reuse), files=_written(before, _snapshot(watch), root))
@@ -368,7 +377,8 @@ def main(argv: list[str] | None = None) -> int:
         if a.dry_run: table = dry_run(a.only, parse_overrides(a.overrides), a.out, 'paper-dry' if a.profile in ('cpu', 'paper') else a.profile)
         else: table = reproduce(a.profile, a.only, parse_overrides(a.overrides), a.out, demos=a.demos, resume=a.resume)
     except (ConfigError, BusyError) as e:
-        print(f'error: {e}', file=sys.stderr); return 2
+        print(f'error: {e}', file=sys.stderr)
+        return 2
     except Interrupted as e:
         print(f'interrupted by {e}: {getattr(e, "notebook", "before the first stage")} stopped, its staged outputs and '
               'temporary notebook removed, earlier outputs untouched; rerun with --resume to continue (finished stages are skipped, LLM calls come from the cache)',
@@ -376,9 +386,11 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + e.signum
     print(_fmt_table(table))
     if table.attrs['error']:
-        print(f'\nerror: {table.attrs["error"]}', file=sys.stderr); return 1
+        print(f'\nerror: {table.attrs["error"]}', file=sys.stderr)
+        return 1
     if a.dry_run and not a.only and (missing := [s for s, n in table.attrs['dry_run']['roster_rows'].items() if not n]):
-        print(f'\nerror: the dry run wrote no evaluation rows for roster systems {missing}', file=sys.stderr); return 1
+        print(f'\nerror: the dry run wrote no evaluation rows for roster systems {missing}', file=sys.stderr)
+        return 1
     return 0
 
 # %% ../nbs/lib_21_pipeline.ipynb #dbfa450d
@@ -456,7 +468,8 @@ def dry_run(only: list[str] | None = None, overrides: dict | None = None, out: s
     t0, cfg = time.time(), load_profile(profile, **(overrides or {}))
     write_hub_fixture(cfg._path(cfg.hub_dir), n=24, n_val=6, cfg=cfg)   # enough rows for the stages' own checks
     served = str(embedded_model_path())
-    out_dir = Path(out or project_root()/'runs'/profile); out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = Path(out or project_root()/'runs'/profile)
+    out_dir.mkdir(parents=True, exist_ok=True)
     with serve(served, log=out_dir/'server.log') as url:
         subs = dry_run_overrides(cfg, url, served)
         table = reproduce(profile, only, subs | dict(overrides or {}), out_dir)
@@ -504,7 +517,8 @@ def write_readme(nb: str | Path | None = None, out: str | Path | None = None) ->
 
 def readme_main() -> int:
     "Command line: regenerate README.md."
-    print(write_readme()); return 0
+    print(write_readme())
+    return 0
 
 # %% ../nbs/lib_21_pipeline.ipynb #2dd4f913
 NOTEBOOK_RE = re.compile(r'(stage|lib)_(\d+)_\w+')
@@ -575,7 +589,8 @@ def read_flow(out_dir: str | Path) -> dict:
     try: flow = json.loads(p.read_text(encoding='utf-8'))
     except (ValueError, UnicodeDecodeError) as e: flow = e
     if isinstance(flow, dict) and all(isinstance(v, list) for v in flow.values()): return flow
-    print(f'warning: {p} is damaged ({flow}), so the data flow uses the declared writers', file=sys.stderr); return {}
+    print(f'warning: {p} is damaged ({flow}), so the data flow uses the declared writers', file=sys.stderr)
+    return {}
 
 def record_flow(out_dir: str | Path, stage: str, files: list[str]) -> Path:
     "Record (or replace) the files that `stage` wrote in the run's `flow.json`."

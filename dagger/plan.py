@@ -160,7 +160,8 @@ def train_cells(cfg) -> list[dict]:
         for run in s.trains:
             ann = s.annotations if run == 'sft' else True
             r = runs.setdefault((s.model, run, ann), dict(model=s.model, run=run, annotations=ann, systems=[], tables=[]))
-            r['systems'].append(s.id); r['tables'] += [t for t in s.tables if t not in r['tables']]
+            r['systems'].append(s.id)
+            r['tables'] += [t for t in s.tables if t not in r['tables']]
     return list(runs.values())
 
 # %% ../nbs/lib_19_plan.ipynb #2cd042f8

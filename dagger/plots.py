@@ -112,13 +112,16 @@ def fig2(tidy: pd.DataFrame, lang: str, title: str, label_points: bool = True):
             pp = pts[pts['panel'] == panel]
             for xy, k in pd.concat([pp[['tokens', 'accuracy']], pp[['tokens_d', 'accuracy_d']].set_axis(['tokens', 'accuracy'], axis=1)]).dropna().value_counts().items():
                 if k > 1: ax.annotate(f'×{k}', xy, xytext=(4, -8), textcoords='offset points', fontsize=5.5, color='0.3')
-            ax.set_xscale('log'); ax.set_ylim(-3, 103)
+            ax.set_xscale('log')
+            ax.set_ylim(-3, 103)
             xs = pd.concat([pp['tokens'], pp['tokens_d']]).dropna()
             ax.xaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
             if len(xs) and xs.max() / xs.min() < 4:   # a narrow range: widen it to a factor of 6.25, which holds two 1-2-5 ticks
-                mid = math.sqrt(xs.min() * xs.max()); ax.set_xlim(mid / 2.5, mid * 2.5)
+                mid = math.sqrt(xs.min() * xs.max())
+                ax.set_xlim(mid / 2.5, mid * 2.5)
                 ax.xaxis.set_major_locator(FixedLocator([t for t in (10 ** e * m for e in range(6) for m in (1, 2, 5)) if mid / 2.5 <= t <= mid * 2.5]))
-            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f'{v:g}')); ax.xaxis.set_minor_formatter(NullFormatter())
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f'{v:g}'))
+            ax.xaxis.set_minor_formatter(NullFormatter())
             ax.set_xlabel('mean output tokens (log scale)')
             sub = {'weighted': 'weighted average (by split size)'}.get(panel, f'{panel} ({lang_name(lang)})')
             ax.set_title(sub)
@@ -170,7 +173,8 @@ def fig3(tt3: pd.DataFrame, title: str):
             for b, n in zip(bars, g['n']):
                 if not pd.isna(n) and is_smoke(n): b.set_hatch('////'); b.set_edgecolor('white')
         ax.set_xticks(range(len(TYPES)), ['RED\nrelated\nentity', 'OAD\northogonal\nattribute', 'NEED\nnull-effect\nevent'], fontsize=6.5)
-        ax.set_ylabel('error rate (%)'); ax.set_ylim(0, 105)
+        ax.set_ylabel('error rate (%)')
+        ax.set_ylim(0, 105)
         ax.set_xlabel('distractor type')
         from matplotlib.patches import Patch
         handles, labels = ax.get_legend_handles_labels()
@@ -208,8 +212,10 @@ def gold_ops(splits, cfg) -> tuple[dict, list[Path]]:
     for s in splits:
         try: ops, fs = _gold_ops(s, str(Path(cfg.data)), cfg.data_source)
         except (FileNotFoundError, ValueError) as e:
-            print(f'no gold graphs for {s}: {type(e).__name__}: {e}'); continue
-        out |= {(s, i): v for i, v in ops.items()}; files += [Path(f) for f in fs]
+            print(f'no gold graphs for {s}: {type(e).__name__}: {e}')
+            continue
+        out |= {(s, i): v for i, v in ops.items()}
+        files += [Path(f) for f in fs]
     return out, files
 
 def fig4_data(recs: pd.DataFrame, lang: str, dataset: str = 'msvamp') -> tuple[pd.DataFrame, str, str]:
@@ -258,7 +264,8 @@ def fig4(d: pd.DataFrame, fits: pd.DataFrame, title: str):
                         ax.plot(xs, fit['slope'] * xs + fit['intercept'], color=color(fam), lw=1.2)
                 ax.set_xlabel('|V_op| of the gold graph (operations)')
                 ax.set_title(('original' if kind == 'original' else '+distractors (+D)') + (', all outputs' if sub == 'all' else ', correctly solved only'))
-                lo, hi = ax.get_ylim(); ax.set_ylim(lo, hi + 0.35 * (hi - lo))
+                lo, hi = ax.get_ylim()
+                ax.set_ylim(lo, hi + 0.35 * (hi - lo))
             axes[i][0].set_ylabel('output tokens')
         fig.suptitle(title)
         fig.tight_layout()
@@ -280,7 +287,8 @@ def dose_table(recs: pd.DataFrame, lang: str) -> pd.DataFrame:
     d['k'] = [distractor_count(r) for r in d.to_dict('records')]
     rows = []
     for (s, m, fam, k), g in d[d['k'].notna()].groupby(['system', 'method', 'family', 'k']):
-        c = int(g['correct'].astype(bool).sum()); lo, hi = _wilson_pct(c, len(g))
+        c = int(g['correct'].astype(bool).sum())
+        lo, hi = _wilson_pct(c, len(g))
         rows.append(dict(system=s, method=m, family=fam, k=int(k), n=len(g), accuracy=100 * c / len(g), ci_low=lo, ci_high=hi, smoke=is_smoke(len(g)),
                          kinds='+'.join(sorted(set(g['kind'])))))
     return pd.DataFrame(rows)
@@ -301,7 +309,9 @@ def fig_dose(dt: pd.DataFrame, title: str):
         if dt['n'].map(is_smoke).any():
             from matplotlib.lines import Line2D
             ax.plot([], [], 'o', ms=3, mfc='white', mec='0.3', ls='', label=f'hollow: smoke (n<{SMOKE_N})')
-        ax.set_xlabel('distractors inserted into the problem (count)'); ax.set_ylabel('accuracy (%)'); ax.set_ylim(-3, 103)
+        ax.set_xlabel('distractors inserted into the problem (count)')
+        ax.set_ylabel('accuracy (%)')
+        ax.set_ylim(-3, 103)
         ax.set_xticks(sorted(dt['k'].unique()))
         ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.2), frameon=False)
         ax.set_title(title, loc='left')
@@ -328,7 +338,9 @@ def fig_flags(ft: pd.DataFrame, title: str):
                           label=col.split('_')[1].replace('f1', 'F1'))
             ax.bar_label(bars, labels=['n/a' if v != v else f'{v:.0f}' for v in ft[col]], fontsize=5, padding=1)   # n/a: nothing flagged
         ax.set_xticks(x, [f'{s}\n{sp}\n(n={n})' for s, sp, n in zip(ft['system'], ft['split'], ft['flag_n'])], fontsize=5.5)
-        ax.set_ylabel('score (%)'); ax.set_ylim(0, 105); ax.set_xlabel('system and split (outputs with flags)')
+        ax.set_ylabel('score (%)')
+        ax.set_ylim(0, 105)
+        ax.set_xlabel('system and split (outputs with flags)')
         from matplotlib.patches import Patch
         ax.legend(handles=[Patch(facecolor='0.6', edgecolor='white', hatch=h, label=l) for h, l in [('', 'precision'), ('//', 'recall'), ('..', 'F1')]],
                   loc='upper left', bbox_to_anchor=(1.0, 1.0), frameon=False, title='bar colour: method family', title_fontsize=6)
@@ -357,12 +369,16 @@ def fig_grpo(h: pd.DataFrame, title: str):
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(1, 1 + bool(length), figsize=(3.3 * (1 + bool(length)), 2.6), squeeze=False)
         for c in reward: axes[0][0].plot(h[step], h[c], lw=1.2 if 'reward' in c.lower() else 0.9, label=c, marker='.', ms=3)
-        axes[0][0].set_xlabel('GRPO step'); axes[0][0].set_ylabel('reward (mean per step; max 2)')
+        axes[0][0].set_xlabel('GRPO step')
+        axes[0][0].set_ylabel('reward (mean per step; max 2)')
         axes[0][0].legend(frameon=False)
         for c in length: axes[0][1].plot(h[step], h[c], lw=1, marker='.', ms=3, label=c)
         if length:
-            axes[0][1].set_xlabel('GRPO step'); axes[0][1].set_ylabel('completion length (tokens)'); axes[0][1].legend(frameon=False)
+            axes[0][1].set_xlabel('GRPO step')
+            axes[0][1].set_ylabel('completion length (tokens)')
+            axes[0][1].legend(frameon=False)
         from matplotlib.ticker import MaxNLocator
         for a in axes[0]: a.xaxis.set_major_locator(MaxNLocator(integer=True))
-        fig.suptitle(title); fig.tight_layout()
+        fig.suptitle(title)
+        fig.tight_layout()
     return fig

@@ -302,7 +302,8 @@ def exemplar_graph(i: int, lang: str) -> dict:
         for v in (a, b):
             nid = results.get(v) or consts.get(v)
             if nid is None: raise ExemplarGraphError(f'exemplar {i} ({lang}): operand {v:g} is neither in the question nor an earlier result')
-            args.append(nid); used.add(nid)
+            args.append(nid)
+            used.add(nid)
         sym = {v: k for k, v in _OPS.items()}[op]
         m = re.search(rf'{re.escape(str(_num(a)))}\s*{re.escape(sym)}\s*{re.escape(str(_num(b)))}\s*=', ans)
         label = ' '.join(_words_before(ans, m.start(), 3)) if m else ''

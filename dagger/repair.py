@@ -51,7 +51,8 @@ def ascii_digits(s: str, found: list) -> str:
     out = []
     for c in s:
         if c.isdecimal() and not c.isascii():
-            note(found, 'bangla_digits' if '০' <= c <= '৯' else 'other_digits'); c = str(unicodedata.decimal(c))
+            note(found, 'bangla_digits' if '০' <= c <= '৯' else 'other_digits')
+            c = str(unicodedata.decimal(c))
         out.append(c)
     return ''.join(out)
 
@@ -94,7 +95,8 @@ def _unfenced(text: str) -> str | None:
         c = t[0]
         if start is None and t.start() >= key.start():
             if not opens: return None
-            start = opens[-1]; depth = len(opens)
+            start = opens[-1]
+            depth = len(opens)
         if c == '{': opens.append(t.start())
         elif c == '}' and opens:
             opens.pop()
@@ -107,7 +109,8 @@ def find_payload(text: str, repairs: list) -> str:
     if i >= 0:
         j = text.find('```', i + 7)
         if j >= 0: return text[i + 7:j]
-        note(repairs, 'unclosed_fence'); return text[i + 7:]
+        note(repairs, 'unclosed_fence')
+        return text[i + 7:]
     k = text.find('```')
     while k >= 0:
         if m := _FENCE_BODY.match(text, k + 3):
@@ -118,7 +121,8 @@ def find_payload(text: str, repairs: list) -> str:
         k = text.find('```', k + 3)
     p = _unfenced(text)
     if p is None: raise ParseError('no_graph', 'no ```json fence and no {...} with "nodes"')
-    note(repairs, 'unfenced'); return p
+    note(repairs, 'unfenced')
+    return p
 
 # %% ../nbs/lib_08_repair.ipynb #28b7f160
 _JSON_FIX = re.compile(r'''(?P<dq>"[^"\\]*+(?:\\.[^"\\]*+)*+"?)|(?P<sq>'[^'\\]*+(?:\\.[^'\\]*+)*+'?)|(?P<tc>,(?=\s*+[\]}]))'''
@@ -129,11 +133,13 @@ _ESCAPE = re.compile(r'\\(.)', re.S)
 
 def _fix_token(m, found: list) -> str:
     "The JSON for one token of `_JSON_FIX` (strings are copied, so nothing inside them is touched)."
-    k = m.lastgroup; t = m[k]
+    k = m.lastgroup
+    t = m[k]
     if k == 'dq': return t
     if k == 'sq':
         if len(t) < 2 or t[-1] != "'": return t  # never closed: left for the decoder to refuse
-        note(found, 'single_quotes'); return encode_basestring(_ESCAPE.sub(lambda e: e[1], t[1:-1]))
+        note(found, 'single_quotes')
+        return encode_basestring(_ESCAPE.sub(lambda e: e[1], t[1:-1]))
     if k == 'tc': note(found, 'trailing_comma'); return ''
     if k == 'py': note(found, 'python_literals'); return _PY[t]
     if k == 'uk': note(found, 'unquoted_keys'); return f'"{t.strip()}"'
@@ -185,7 +191,8 @@ def _key(x) -> str:
 def _op(op, val, repairs):
     if op is None:
         if val is None: return None
-        note(repairs, 'missing_op_const'); return 'const'
+        note(repairs, 'missing_op_const')
+        return 'const'
     if type(op) is not str or op in OPS: return op
     k = op.strip().lower().replace(' ', '_').replace('-', '_')
     if k in OPS: note(repairs, 'op_case'); return k
@@ -196,8 +203,10 @@ def _op(op, val, repairs):
 def _val(v, repairs):
     if v is None or _is_num(v): return v
     if type(v) is str:
-        note(repairs, 'val_string'); return text_number(v, repairs)
-    note(repairs, 'val_type'); return None
+        note(repairs, 'val_string')
+        return text_number(v, repairs)
+    note(repairs, 'val_type')
+    return None
 
 def _args(a, repairs):
     if a is None: return a
@@ -207,11 +216,13 @@ def _args(a, repairs):
 
 def _flag(d, repairs):
     if d is None or type(d) is bool or type(d) not in _SCALARS: return d
-    note(repairs, 'distractor_type'); return str(d).strip().lower() in ('true', '1', 'yes', 'y', 't')
+    note(repairs, 'distractor_type')
+    return str(d).strip().lower() in ('true', '1', 'yes', 'y', 't')
 
 def _label(l, repairs):
     if l is None or type(l) is str or type(l) not in _SCALARS: return l
-    note(repairs, 'label_type'); return describe(l) if type(l) is int else str(l)
+    note(repairs, 'label_type')
+    return describe(l) if type(l) is int else str(l)
 
 def repair_node(n: dict, repairs: list) -> dict:
     "One node with each field repaired where a rule says how; what no rule fixes is left for the schema check."
@@ -239,7 +250,9 @@ def _literal_args(nodes: list, repairs: list) -> list:
             if v is None: continue  # a missing reference: execution reports it
             k = f'{n["id"]}#{i}'
             while k in ids: k += "'"
-            ids.add(k); args[i] = k; note(repairs, 'numeric_arg')
+            ids.add(k)
+            args[i] = k
+            note(repairs, 'numeric_arg')
             extra.append({'id': k, 'op': 'const', 'args': [], 'val': v, 'distractor': False, 'label': a if type(a) is str else _key(a)})
     return extra + nodes
 
@@ -250,7 +263,8 @@ def _final_target(nodes: list, key, repairs: list) -> str:
     used = {a for n in nodes if type(n.get('args')) is list for a in n['args'] if type(a) is str}
     for n in reversed(nodes):
         if type(n.get('id')) is str and n.get('distractor') is not True and n['id'] not in used:
-            note(repairs, 'missing_final_result'); return n['id']
+            note(repairs, 'missing_final_result')
+            return n['id']
     raise ParseError('no_final_result', 'no final_result and no unused non-distractor node')
 
 def repair_obj(obj, repairs: list):

@@ -249,7 +249,8 @@ def save_processor(base: str, dest: str | Path) -> bool:
 def merge_adapter(peft_model, tokenizer, dest: str | Path, dtype: str = 'bfloat16', base: str | None = None) -> Path:
     "Merge a PEFT model's adapter into its base and save it (weights in `dtype`) with the tokenizer and `base`'s processor, atomically."
     import torch
-    dest = Path(dest); dest.parent.mkdir(parents=True, exist_ok=True)
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f'.{dest.name}.tmp-'))
     try:
         merged = peft_model.merge_and_unload().to(getattr(torch, dtype))
@@ -260,7 +261,8 @@ def merge_adapter(peft_model, tokenizer, dest: str | Path, dtype: str = 'bfloat1
         if dest.exists(): shutil.rmtree(dest)
         os.rename(tmp, dest)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True); raise
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return dest
 
 def validation_rows(train_rows: list, val_rows: list, n_val: int = 0) -> list:
@@ -297,7 +299,8 @@ def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out:
                  history=list(st.log_history), adapter=str(out/'adapter'), merged=str(out/'merged'),
                  frozen_prefix=dict(tokens=len(prefix), rows=getattr(lm.get_decoder(), 'frozen_prefix_rows', 0)) if prefix else None)
     if trainer.is_world_process_zero():
-        trainer.save_model(str(out/'adapter')); tok.save_pretrained(str(out/'adapter'))
+        trainer.save_model(str(out/'adapter'))
+        tok.save_pretrained(str(out/'adapter'))
         if path == 'unsloth':
             trainer.model.save_pretrained_merged(str(out/'merged'), tok, save_method='merged_16bit')
             save_processor(model, out/'merged')
@@ -326,7 +329,9 @@ def plot_loss(hist, title: str, best_step: int | None = None, ax=None):
     ax.plot(tr['step'], tr['loss'], 'o-', ms=3, label='training loss')
     ax.plot(ev['step'], ev['eval_loss'], 's--', ms=5, label='validation loss')
     if best_step is not None: ax.axvline(best_step, color='#999', lw=1, ls=':', label=f'best checkpoint (step {best_step})')
-    ax.set_xlabel('optimiser step'); ax.set_ylabel('loss (nats per completion token)'); ax.legend(fontsize=8)
+    ax.set_xlabel('optimiser step')
+    ax.set_ylabel('loss (nats per completion token)')
+    ax.legend(fontsize=8)
     ax.set_title(title, fontsize=9)
     return ax
 
@@ -400,7 +405,8 @@ def main(argv=None):
     "Command line: train the SFT model of a profile (`python -m dagger.sft --profile paper [--model M] [key=value ...]`)."
     import argparse
     ap = argparse.ArgumentParser(prog='python -m dagger.sft', description=main.__doc__)
-    ap.add_argument('--profile', default='cpu'); ap.add_argument('--model', default=None)
+    ap.add_argument('--profile', default='cpu')
+    ap.add_argument('--model', default=None)
     ap.add_argument('overrides', nargs='*', help='Profile fields as key=value')
     a = ap.parse_args(argv)
     cfg = cli_profile(a.profile, a.model, a.overrides)

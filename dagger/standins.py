@@ -80,7 +80,8 @@ def _model(kind: str, tok):
 def build_standin(kind: str, out: str | Path) -> Path:
     "Save a tiny random-weight model of `kind` ('gemma3', 'qwen3', 'llama') in the hub's folder layout at `out`; returns `out`."
     if kind not in KINDS: raise ValueError(f'unknown stand-in {kind!r}; have {KINDS}')
-    out = Path(out); out.mkdir(parents=True, exist_ok=True)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
     tok = tiny_tokenizer(kind)
     lm = _model(kind, tok)
     lm.generation_config.eos_token_id = [tok.eos_token_id] + ([tok.convert_tokens_to_ids('<end_of_turn>')] if kind == 'gemma3' else [])

@@ -45,7 +45,8 @@ def _percentile(v: np.ndarray, level: float) -> tuple[float, float]:
 
 def bootstrap_mean_ci(x, n_boot: int = 4000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
     "Percentile bootstrap interval (lo, hi) of the mean of `x` (NaNs dropped); (nan, nan) when empty."
-    x = np.asarray(x, float); x = x[~np.isnan(x)]
+    x = np.asarray(x, float)
+    x = x[~np.isnan(x)]
     if not len(x): return float('nan'), float('nan')
     means = np.concatenate([w @ x / len(x) for w in _draws(len(x), n_boot, seed)])
     return _percentile(means, level)
@@ -85,7 +86,8 @@ def paired_bootstrap_diff(a, b, n_boot: int = 4000, seed: int = 0, level: float 
     "mean(a) − mean(b) over paired values with a percentile bootstrap interval (lo, hi) and two-sided p; n pairs."
     a, b = np.asarray(a, float), np.asarray(b, float)
     if a.shape != b.shape: raise ValueError(f'paired arrays differ in length: {a.shape} vs {b.shape}')
-    keep = ~(np.isnan(a) | np.isnan(b)); a, b = a[keep], b[keep]
+    keep = ~(np.isnan(a) | np.isnan(b))
+    a, b = a[keep], b[keep]
     n = len(a)
     if not n: return dict(n=0, mean_a=float('nan'), mean_b=float('nan'), diff=float('nan'), lo=float('nan'), hi=float('nan'), p=float('nan'))
     d = a - b

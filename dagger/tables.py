@@ -346,10 +346,12 @@ def table11_ours(cfg, langs=('bn', 'en')) -> tuple[pd.DataFrame, list[Path]]:
             try: recs = load_split(split_name(ds, lang, 'distract'), gold=False, cfg=cfg)
             except FileNotFoundError: continue
             path = distract_path(ds, lang, cfg)
-            rows.append(_stats(split_name(ds, lang, 'distract'), [len(known_distractors(p) or []) for p in recs], path)); files.append(path)
+            rows.append(_stats(split_name(ds, lang, 'distract'), [len(known_distractors(p) or []) for p in recs], path))
+            files.append(path)
             dose = path.with_name(f'dose_{path.name}')
             if dose.is_file():
-                rows.append(_stats(split_name(ds, lang, 'dose'), [r['n_distractors'] for r in read_jsonl(dose)], dose)); files.append(dose)
+                rows.append(_stats(split_name(ds, lang, 'dose'), [r['n_distractors'] for r in read_jsonl(dose)], dose))
+                files.append(dose)
     sft = layout.path(cfg, 'teacher')/'sft_train.jsonl'
     if sft.is_file():
         counts = []
