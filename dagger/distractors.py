@@ -13,8 +13,8 @@ from .prompts import LANG_NAMES
 from .llm import Sampling, backend_from_profile
 from .data import load_split, AUG_TYPES
 from .stats import wilson
-from .offline import (DistractorError, sentence_spans, split_sentences, question_number, insert_sentences,
-                            offline_augment, check_record, graph_values, record_glosses, SHORTFALL, GENERATOR_VERSION,
+from .lexicon import DistractorError, sentence_spans, split_sentences, question_number, insert_sentences
+from .offline import (offline_augment, check_record, graph_values, record_glosses, SHORTFALL, GENERATOR_VERSION,
                             _seeded, _get, _norm)
 
 
@@ -348,7 +348,7 @@ def write_data_card(table, shortfalls, path: Path, seed: int, review=None):
 
 Distractor-augmented versions of MGSM and MSVAMP (Bangla and English), built by `nbs/stage_1_distractors.ipynb`
 (`dagger.distractors.build_all`) with **{GENERATOR_VERSION}, seed {seed}** (`dagger.offline`, taught in
-`nbs/lib_22_offline.ipynb`; its rules are the TSV files in `dagger/rules/`), from the vendored benchmarks in
+`nbs/lib_25_offline.ipynb`; its rules are the TSV files in `dagger/rules/`), from the vendored benchmarks in
 `data/mgsm` and `data/msvamp` and their gold graphs (`dagger.data`). No language model was used: every added
 sentence fills a typed frame with a lexicon noun, place or unit the problem itself names, and carries exactly one
 new number. These files stand in for the paper's `dipta007/DistractMath-Bn` (GPT-4.1-written, human-reviewed),

@@ -1,4 +1,4 @@
-"Loaders, sampling, gold-graph converters and the fail-fast hub fallback of dagger.data."
+"Loaders, sampling and the fail-fast hub fallback of dagger.data, and the gold-graph converters of dagger.gold."
 import json, logging, socket, time
 from pathlib import Path
 
@@ -6,9 +6,10 @@ import pytest
 
 from dagger import data as D
 from dagger.config import load_profile, write_jsonl
-from dagger.data import (DataError, DistractMathNotBuilt, GoldGraphError, HubUnavailable, Problem, gold_coverage,
-                         gsm8k_graph, load_distractmath, load_hub, load_split, load_training, msvamp_graph, sample,
-                         solution_steps, to_frame, verify_graph)
+from dagger import gold as G
+from dagger.data import (DataError, DistractMathNotBuilt, HubUnavailable, Problem, gold_coverage, load_distractmath, load_hub,
+                         load_split, load_training, sample, to_frame)
+from dagger.gold import GoldGraphError, gsm8k_graph, msvamp_graph, solution_steps, verify_graph
 from dagger.graph import execute, from_obj, op_count, declared_distractors
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -291,7 +292,7 @@ def test_msvamp_halves_follow_the_problem_number():
 def test_gold_graphs_do_not_state_the_answer():
     for name in ('msvamp_en', 'gsm8k_train'):
         for p in load_split(name, n=30):
-            if p.gold_graph: assert p.gold_graph['nodes'][-1] == dict(p.gold_graph['nodes'][-1], id='final_result', label=D.FINAL_LABEL)
+            if p.gold_graph: assert p.gold_graph['nodes'][-1] == dict(p.gold_graph['nodes'][-1], id='final_result', label=G.FINAL_LABEL)
 
 
 # ---------- the published schema, on local copies laid out like the hub ----------

@@ -223,7 +223,7 @@ def test_pipeline_with_cached_backend(tmp_path):
 
 
 # --- offline generator (dagger.offline; stage 1 re-exports what it uses) ------------------------------------------
-from dagger import offline as O
+from dagger import lexicon as L, offline as O
 
 
 @pytest.mark.parametrize('word,stem', [
@@ -234,28 +234,28 @@ from dagger import offline as O
     ('দোকানে', 'দোকান'),
 ])
 def test_bn_lookup_finds_the_stem(word, stem):
-    assert O.bn_lookup(word).word == stem
+    assert L.bn_lookup(word).word == stem
 
 
 @pytest.mark.parametrize('word', ['পান', 'ছিলেন', '৪টে', 'গ্রাম', 'ঘণ্টা', 'টে', 'ছেলেমেয়', 'বন্ধুদ'])
 def test_bn_lookup_rejects_non_nouns(word):
-    assert O.bn_lookup(word) is None        # verbs, clock times, units and truncated stems are never items
+    assert L.bn_lookup(word) is None        # verbs, clock times, units and truncated stems are never items
 
 
 def test_lexicon_classes_and_inflection():
-    lex = O.lexicon('bn')
+    lex = L.lexicon('bn')
     assert lex['ছেলেমেয়ে'].cls == 'person' and lex['দোকান'].cls == 'place' and lex['ডিম'].cls == 'food'
-    assert O.bn_genitive(lex['ডিম']) == 'ডিমের' and O.bn_genitive(lex['পাখি']) == 'পাখির'
-    assert O.bn_plural(lex['ছাত্র']) == 'ছাত্ররা' and O.bn_locative(lex['দোকান']) == 'দোকানে'
-    with pytest.raises(D.DistractorError): O.lexicon('xx')
+    assert L.bn_genitive(lex['ডিম']) == 'ডিমের' and L.bn_genitive(lex['পাখি']) == 'পাখির'
+    assert L.bn_plural(lex['ছাত্র']) == 'ছাত্ররা' and L.bn_locative(lex['দোকান']) == 'দোকানে'
+    with pytest.raises(D.DistractorError): L.lexicon('xx')
 
 
 def test_rules_files_are_checked(tmp_path):
     (tmp_path/'bad.tsv').write_text('a\tb\n# a comment\nx\n1\t2\t3\n', encoding='utf-8')
-    with pytest.raises(O.RulesError, match='bad.tsv:4'): O.read_rules('bad.tsv', tmp_path)     # the line is named
-    with pytest.raises(O.RulesError, match='no such rules file'): O.read_rules('none.tsv', tmp_path)
+    with pytest.raises(L.RulesError, match='bad.tsv:4'): L.read_rules('bad.tsv', tmp_path)     # the line is named
+    with pytest.raises(L.RulesError, match='no such rules file'): L.read_rules('none.tsv', tmp_path)
     (tmp_path/'ok.tsv').write_text('a\tb\nx\n', encoding='utf-8')
-    assert O.read_rules('ok.tsv', tmp_path) == [(2, dict(a='x', b=''))]
+    assert L.read_rules('ok.tsv', tmp_path) == [(2, dict(a='x', b=''))]
 
 
 def test_read_problem():
@@ -297,10 +297,10 @@ def test_offline_numbers_avoid_gold_intermediates():
 
 def test_pick_value_and_ranges():
     rng = random.Random(0)
-    assert all(O.pick_value(rng, 2, 40, 1, forbidden={2, 3, 4}) not in {2, 3, 4} for _ in range(100))
-    assert O.pick_value(rng, 2, 3, 1, forbidden={2, 3}) is None
-    egg, apple = O.find_range('weight', 'food', 'small', 'bn', word='ডিম'), O.find_range('weight', 'food', 'small', 'bn', word='আপেল')
-    assert egg.hi <= 70 < apple.hi and O.find_range('weight', 'food', 'micro', 'bn') is None
+    assert all(L.pick_value(rng, 2, 40, 1, forbidden={2, 3, 4}) not in {2, 3, 4} for _ in range(100))
+    assert L.pick_value(rng, 2, 3, 1, forbidden={2, 3}) is None
+    egg, apple = L.find_range('weight', 'food', 'small', 'bn', word='ডিম'), L.find_range('weight', 'food', 'small', 'bn', word='আপেল')
+    assert egg.hi <= 70 < apple.hi and L.find_range('weight', 'food', 'micro', 'bn') is None
 
 
 def test_no_fitting_frame_means_no_sentence():

@@ -3,7 +3,7 @@ import json, os, signal, subprocess, sys, time
 from pathlib import Path
 import nbformat, psutil, pytest
 from nbformat.v4 import new_notebook, new_code_cell, new_markdown_cell
-from dagger import pipeline
+from dagger import pages, pipeline
 from dagger.config import ConfigError, load_profile
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -164,7 +164,7 @@ def test_cli_exit_codes_and_list(project, capfd):
     assert pipeline.main(['--profile', 'nope']) == 2
 
 def test_notebook_table(project):
-    table = pipeline.notebook_table().splitlines()
+    table = pages.notebook_table().splitlines()
     assert table[:2] == ['| kind | # | notebook | module | summary |', '|---|---|---|---|---|']
     assert table[-1] == r'| library | 3 | `lib_03_library.ipynb` | `dagger.library` | A library \| notebook. |'
     assert table[2].startswith('| stage | 0 | `stage_0_write.ipynb` |  |') and len(table) == 2 + 6      # five stages, one library notebook
@@ -172,17 +172,17 @@ def test_notebook_table(project):
 def test_write_readme(tmp_path):
     nb = tmp_path/'index.ipynb'
     _nb(nb, [new_markdown_cell('# dagger'), new_code_cell('#| hide\nx = 1'), new_code_cell('print(1)')])
-    text = pipeline.write_readme(nb, tmp_path).read_text()
+    text = pages.write_readme(nb, tmp_path).read_text()
     assert '# dagger' in text and '```python\nprint(1)\n```' in text and 'x = 1' not in text
 
 def test_index_pages_split_at_their_markers(tmp_path):
     nb = tmp_path/'index.ipynb'
     _nb(nb, [new_markdown_cell('# dagger\n\nfront'), new_markdown_cell('<!-- page: figures/README.md -->\n# Results\n\ntables'),
              new_markdown_cell('more tables'), new_markdown_cell('<!-- page: docs/guide.md -->\n# Guide')])
-    readme = pipeline.write_readme(nb, tmp_path)
-    assert readme == tmp_path/'README.md' and readme.read_text() == pipeline.README_HEAD + '# dagger\n\nfront\n'
-    assert (tmp_path/'figures'/'README.md').read_text() == pipeline.README_HEAD + '# Results\n\ntables\n\nmore tables\n'
-    assert (tmp_path/'docs'/'guide.md').read_text() == pipeline.README_HEAD + '# Guide\n'
+    readme = pages.write_readme(nb, tmp_path)
+    assert readme == tmp_path/'README.md' and readme.read_text() == pages.README_HEAD + '# dagger\n\nfront\n'
+    assert (tmp_path/'figures'/'README.md').read_text() == pages.README_HEAD + '# Results\n\ntables\n\nmore tables\n'
+    assert (tmp_path/'docs'/'guide.md').read_text() == pages.README_HEAD + '# Guide\n'
 
 def test_unknown_override_is_an_error():
     with pytest.raises(ConfigError, match='unknown setting'): load_profile('cpu', n_evl=1)

@@ -2,7 +2,8 @@
 import json, re, subprocess
 from pathlib import Path
 import nbformat
-from dagger.pipeline import stages, notebook_markdown, pages, readme_text, notebook_facts, module_imports, NOTEBOOK_RE
+from dagger.pipeline import stages
+from dagger.pages import notebook_markdown, pages, readme_text, notebook_facts, module_imports, NOTEBOOK_RE
 from dagger.config import load_profile, profile_names
 
 ROOT = Path(__file__).resolve().parents[1]
