@@ -100,16 +100,6 @@ class CacheError(RuntimeError):
     "The completion cache file is damaged; the message names it, where the damaged copy went and how to recover."
 
 SQLITE_HEADER = b'SQLite format 3\x00'
-_USAGE = {'pid': None, 'counts': {}}
-
-def _wal(c: sqlite3.Connection, seconds: float = 60.0):
-    "Switch to WAL, retrying: two processes creating the file at once can get 'locked' (the busy timeout does not cover it)."
-    deadline = time.monotonic() + seconds
-    while True:
-        try: c.execute('PRAGMA journal_mode=WAL'); return
-        except sqlite3.OperationalError as e:
-            if 'locked' not in str(e) or time.monotonic() > deadline: raise
-            time.sleep(random.uniform(0.01, 0.1))
 
 def cache_damage(path: Path) -> str | None:
     "Why the existing file `path` is not a sound cache (empty, not sqlite, failing `quick_check`), or None."
@@ -138,6 +128,9 @@ def _recover(path: Path, why: str, aside: Path | None) -> CacheError:
     else: todo = 'Delete it or move it aside to start an empty cache, or restore a backup there'
     return CacheError(f'completion cache {path} is damaged ({why}). {todo}, or set DAGGER_CACHE to use another folder.')
 
+# %% ../nbs/lib_11_backend.ipynb #88b6a025
+_USAGE = {'pid': None, 'counts': {}}
+
 def _count(label: str, hits: int, misses: int):
     "Add to this process's per-backend cache counts, and to the staging folder's usage file inside a pipeline stage."
     if _USAGE['pid'] != os.getpid(): _USAGE.update(pid=os.getpid(), counts={})
@@ -150,6 +143,16 @@ def cache_usage() -> dict:
     "Cache hits and misses of this process, per backend (`kind:model`)."
     if _USAGE['pid'] != os.getpid(): return {}
     return {k: dict(hits=h, misses=m) for k, (h, m) in _USAGE['counts'].items()}
+
+# %% ../nbs/lib_11_backend.ipynb #76ec331f
+def _wal(c: sqlite3.Connection, seconds: float = 60.0):
+    "Switch to WAL, retrying: two processes creating the file at once can get 'locked' (the busy timeout does not cover it)."
+    deadline = time.monotonic() + seconds
+    while True:
+        try: c.execute('PRAGMA journal_mode=WAL'); return
+        except sqlite3.OperationalError as e:
+            if 'locked' not in str(e) or time.monotonic() > deadline: raise
+            time.sleep(random.uniform(0.01, 0.1))
 
 class CompletionCache:
     "A persistent sqlite store of completions, safe for several processes; it counts hits and misses, per backend too."

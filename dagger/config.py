@@ -2,7 +2,7 @@
 
 # %% ../nbs/lib_03_config.ipynb #043b8839
 from __future__ import annotations
-import configparser, dataclasses, gzip, json, os, re, subprocess, tempfile, typing, zlib
+import configparser, dataclasses, difflib, gzip, json, os, re, subprocess, tempfile, typing, zlib
 from dataclasses import dataclass, fields
 from pathlib import Path
 from .roster import roster_problems
@@ -10,9 +10,9 @@ from .recipes import SFT_RECIPES, GRPO_RECIPES
 
 # %% auto #0
 __all__ = ['EMBEDDED_DEFAULT', 'ROSTER_FIELDS', 'SECTIONS', 'METHODS', 'PHASES', 'ALLOWED', 'AT_LEAST', 'SPLIT', 'DEVICE',
-           'LEGACY', 'RUN_OUTPUTS', 'ConfigError', 'project_root', 'model_slug', 'TeacherSettings', 'SFTSettings',
-           'GRPOSettings', 'EvalSettings', 'AblationSettings', 'DistractorSettings', 'Profile', 'problems',
-           'build_profile', 'profile_names', 'profile_values', 'load_profile', 'DataFileError', 'atomic_write_bytes',
+           'RUN_OUTPUTS', 'ConfigError', 'project_root', 'model_slug', 'TeacherSettings', 'SFTSettings', 'GRPOSettings',
+           'EvalSettings', 'AblationSettings', 'DistractorSettings', 'Profile', 'problems', 'suggest', 'build_profile',
+           'profile_names', 'profile_values', 'load_profile', 'DataFileError', 'atomic_write_bytes',
            'atomic_write_text', 'write_json', 'read_json', 'write_jsonl', 'read_jsonl', 'git_commit', 'run_info']
 
 # %% ../nbs/lib_03_config.ipynb #796b0e19
@@ -38,6 +38,7 @@ def model_slug(model: str) -> str:
     last = re.split(r'[/:]', model.rstrip('/'))[-1] if model else 'none'
     return re.sub(r'[^A-Za-z0-9._-]+', '_', last).strip('_.') or 'model'
 
+# %% ../nbs/lib_03_config.ipynb #13aa7bd8
 @dataclass(frozen=True)
 class TeacherSettings:
     "Teacher distillation (teacher stage)."
@@ -101,6 +102,7 @@ class DistractorSettings:
 
 SECTIONS = {'distractors': DistractorSettings, 'teacher': TeacherSettings, 'sft': SFTSettings, 'grpo': GRPOSettings, 'eval': EvalSettings, 'ablation': AblationSettings}
 
+# %% ../nbs/lib_03_config.ipynb #6aa69366
 @dataclass(frozen=True)
 class Profile:
     "One experiment profile from `settings.ini`, with overrides applied."
@@ -222,21 +224,17 @@ def problems(cfg: 'Profile') -> list[str]:
     return out
 
 # %% ../nbs/lib_03_config.ipynb #c180b9c0
-# The flat names the settings had before each stage's settings moved into a section. They are no longer read:
-# this table only lets the error name the replacement.
-LEGACY = {'n_eval': 'eval.sample_n', 'eval_n': 'eval.n', 'eval_methods': 'eval.methods', 'eval_splits': 'eval.splits',
-          'eval_max_new_tokens': 'eval.max_new_tokens', 'eval_phases': 'eval.phases', 'sft_eval_split': 'sft.eval_split',
-          'sft_eval_n': 'sft.eval_sample_n', 'sft_eval_max_new_tokens': 'sft.eval_max_new_tokens', 'student_shots': 'sft.student_shots',
-          'sft_annotations': 'sft.annotations', 'teacher_msvamp_split': 'teacher.msvamp_split', 'teacher_n_msvamp': 'teacher.n_msvamp'}
-LEGACY |= {f'{s}_{f}': f'{s}.{f}' for s in ('teacher', 'sft', 'grpo', 'ablation') for f in ('backend', 'model', 'n_sft', 'n_val', 'n_grpo',
-           'recipe', 'n_train', 'select', 'init', 'tables', 'n', 'n_table7', 'max_new_tokens', 'graph_max_new_tokens', 'languages', 'table3_splits')
-           if f in {x.name for x in fields(SECTIONS[s])}}   # only the settings that exist, e.g. no 'grpo_model'
-
 def _key(k: str) -> str:
-    "A setting's name: 'sft.recipe' as written or from the keyword-safe 'sft__recipe'; an old flat name ('sft_recipe') is a ConfigError naming its replacement."
-    k = k.strip().replace('__', '.')
-    if k in LEGACY: raise ConfigError(f"setting {k!r} was renamed: use {LEGACY[k]!r} (keyword form {LEGACY[k].replace('.', '__')})")
-    return k
+    "A setting's name: 'sft.recipe' as written, or from the keyword-safe 'sft__recipe'."
+    return k.strip().replace('__', '.')
+
+def suggest(key: str, names) -> list[str]:
+    """The settings an unknown name most likely means: `sft_recipe` is `sft.recipe`, a section's field named without its
+    section (`student_shots`) is that field, else the closest names by spelling."""
+    names = sorted(names)
+    for s in SECTIONS:
+        if key.startswith(s + '_') and f'{s}.{key[len(s) + 1:]}' in names: return [f'{s}.{key[len(s) + 1:]}']
+    return [n for n in names if n.split('.')[-1] == key] or difflib.get_close_matches(key.replace('_', '.', 1), names, n=3, cutoff=0.6)
 
 def _types() -> dict:
     top = {f.name: f.type for f in fields(Profile) if f.name not in SECTIONS}
@@ -250,7 +248,10 @@ def build_profile(name: str, values: dict) -> Profile:
     values = {k: v for k, v in values.items() if not k.startswith('roster.') and k not in ROSTER_FIELDS}
     roster, roster_bad = roster_problems(lines, only)
     unknown = sorted(set(values) - set(types) - {'name'})
-    if unknown: raise ConfigError(f'unknown setting(s) {unknown} for profile {name!r}; valid: {sorted(types)}')
+    if unknown:
+        hints = '; '.join(f'{k!r}: did you mean {" or ".join(map(repr, m))}?' for k in unknown if (m := suggest(k, types)))
+        raise ConfigError(f'unknown setting(s) {unknown} for profile {name!r}' + (f' ({hints})' if hints else '') +
+                          f'; a setting is named section.field (section__field as a keyword); valid: {sorted(types)}')
     vals = {k: _cast(k, types[k], v) for k, v in values.items() if k != 'name'}
     subs = {s: c(**{k.split('.', 1)[1]: v for k, v in vals.items() if k.startswith(s + '.')}) for s, c in SECTIONS.items()}
     cfg = Profile(name=name, **{k: v for k, v in vals.items() if '.' not in k}, **subs, roster=roster, roster_only=only)

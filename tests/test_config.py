@@ -46,15 +46,16 @@ def test_results_are_foldered_per_profile_and_model_and_profiles_extend(tmp_path
     with pytest.raises(ConfigError, match='loop'): load_profile('c', ini)
 
 
-def test_a_setting_has_one_name_and_old_flat_names_say_their_replacement():
-    from dagger.config import load_profile, ConfigError, LEGACY
-    with pytest.raises(ConfigError, match=r"setting 'n_eval' was renamed: use 'eval\.sample_n' \(keyword form eval__sample_n\)"):
-        load_profile('cpu', n_eval=4)
+def test_a_setting_has_one_name_and_flat_names_say_the_dotted_one():
+    from dagger.config import load_profile, ConfigError, suggest, _types
+    with pytest.raises(ConfigError, match=r"'sft_recipe': did you mean 'sft\.recipe'\?"): load_profile('cpu', sft_recipe='paper')
     with pytest.raises(ConfigError, match=r"'teacher\.n_sft'"): load_profile('cpu').replace(teacher_n_sft=3)
     assert load_profile('cpu', eval__sample_n=4).eval.sample_n == 4
     assert load_profile('cpu', **{'eval.sample_n': 4}).eval.sample_n == 4
-    cfg = load_profile('cpu')
-    assert all(cfg.get(new) is not None for new in LEGACY.values())   # every old name points at a setting that exists
+    names = _types()
+    for key in names:   # every dotted setting, written flat, is suggested back
+        if '.' in key: assert suggest(key.replace('.', '_'), names) == [key], key
+    assert suggest('no_such_setting_at_all', names) == []
 
 def test_the_cpu_study_profile_is_bangla_on_gemma_and_trains_by_the_method():
     "cpu-study: Gemma-3-270M on Table 2's four Bangla splits (not smoke-sized), verified graphs in a seeded order, GRPO on MSVAMP-bn's training half, vLLM."
