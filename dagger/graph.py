@@ -2,11 +2,12 @@
 
 # %% ../nbs/lib_09_graph.ipynb #749750da
 from __future__ import annotations
-import math, re, sys
+import math, operator, re, sys
 from dataclasses import dataclass, field
+from itertools import chain
 from fractions import Fraction
 from .graph_base import GraphError, ParseError, ExecutionError, OPS, MAX_CHARS, MAX_DEPTH, decode, describe
-from .repair import REPAIRS, find_payload, loads, repair_obj
+from .repair import REPAIRS, find_payload, loads, repair_obj, text_number, _op
 from .numbers import to_ascii_digits
 import msgspec
 
@@ -34,6 +35,9 @@ def _mul(xs):
     "The exact product, rounded once (two factors: one IEEE multiplication; more: integer mantissas times a power of two)."
     if len(xs) == 2: return xs[0] * xs[1]
     if 0.0 in xs: return 0.0
+    if all(x.is_integer() and abs(x) < 2**53 for x in xs):   # whole numbers: Python's exact product, rounded once by float()
+        p = math.prod(map(int, xs))
+        if p.bit_length() <= 1000: return float(p)
     parts = [math.frexp(x) for x in xs]
     e, k = sum(p for _, p in parts), len(xs)
     if e - k > 1024: _err('non_finite', 'product too large')  # |product| >= 2**(e - k)
@@ -191,12 +195,17 @@ def _fast_graph(text: str) -> Graph | None:
     except (msgspec.MsgspecError, RecursionError, ValueError): return None   # ValueError: a lone surrogate in the text
     ids = {r.id for r in recs}
     if len(ids) != len(recs) or 'final_result' not in ids: return None
-    nodes = []
-    for r in recs:
-        args = r.args or []
-        if r.op not in OPS or not ids.issuperset(args): return None
-        nodes.append({'id': r.id, 'op': r.op, 'args': args, 'val': r.val, 'distractor': bool(r.distractor), 'label': r.label or ''})
-    return Graph(nodes)
+    if not all(map(_as_written, {r.op for r in recs} - _OPS)): return None
+    if not all(text_number(a) is None for a in set(chain.from_iterable(filter(None, map(_ARGS, recs)))) - ids): return None
+    return Graph([{'id': r.id, 'op': r.op, 'args': r.args or [], 'val': r.val, 'distractor': bool(r.distractor), 'label': r.label or ''}
+                  for r in recs])
+
+_OPS, _ARGS = frozenset(OPS), operator.attrgetter('args')
+
+def _as_written(op) -> bool:
+    "An op that is not one of `OPS` but that no repair would change (execution reports it as unknown)."
+    found = []
+    return type(op) is str and _op(op, None, found) == op and not found
 
 # %% ../nbs/lib_09_graph.ipynb #940a8aa9
 def _fenced(text: str) -> str:
