@@ -269,6 +269,7 @@ def _jobs(profile: str, todo: list[Path], overrides: dict, out_dir: Path, extra:
     cut = next((i + 1 for i, (nb, _, _) in enumerate(main) if stage_name(nb) == 'grpo'), len(main))
     return main[:cut] + passes + main[cut:]
 
+# %% ../nbs/lib_22_pipeline.ipynb #ae21a7df
 LEDGER = '.finished.json'
 
 def settings_key(cfg: Profile) -> str:
@@ -284,6 +285,7 @@ def read_ledger(out_dir: Path) -> dict:
     if isinstance(d, dict): return d
     print(f'warning: {p} is damaged, so no stage counts as finished', file=sys.stderr); return {}
 
+# %% ../nbs/lib_22_pipeline.ipynb #08a72019
 def _name(nb: Path, folder: Path, out_dir: Path) -> str:
     return nb.name if folder == out_dir else f'{folder.name}/{nb.name}'
 
