@@ -113,6 +113,7 @@ def cache_damage(path: Path) -> str | None:
     finally: c.close()
     return None if found == ['ok'] else 'PRAGMA quick_check found: ' + '; '.join(found[:3])
 
+# %% ../nbs/lib_11_backend.ipynb #8a41e5dd
 def set_aside(path: Path) -> Path:
     "Move a damaged cache file (and its `-wal`/`-shm`) to `<name>.corrupt-<time>`; return the new path."
     stamp, n = time.strftime('%Y%m%d-%H%M%S'), 0
@@ -122,6 +123,7 @@ def set_aside(path: Path) -> Path:
         if Path(f'{path}{side}').exists(): os.replace(f'{path}{side}', f'{aside}{side}')
     return aside
 
+# %% ../nbs/lib_11_backend.ipynb #2a31d0a9
 def _recover(path: Path, why: str, aside: Path | None) -> CacheError:
     if aside: todo = (f'It was moved to {aside}; the next run starts an empty cache at {path}: restore a backup there '
                       'first to keep the old completions')
@@ -146,7 +148,8 @@ def cache_usage() -> dict:
 
 # %% ../nbs/lib_11_backend.ipynb #76ec331f
 def _wal(c: sqlite3.Connection, seconds: float = 60.0):
-    "Switch to WAL, retrying: two processes creating the file at once can get 'locked' (the busy timeout does not cover it)."
+    ("Switch to WAL, retrying: two processes creating the file at once can get 'locked' (the busy timeout does not "
+     "cover it).")
     deadline = time.monotonic() + seconds
     while True:
         try: c.execute('PRAGMA journal_mode=WAL'); return
@@ -154,6 +157,7 @@ def _wal(c: sqlite3.Connection, seconds: float = 60.0):
             if 'locked' not in str(e) or time.monotonic() > deadline: raise
             time.sleep(random.uniform(0.01, 0.1))
 
+# %% ../nbs/lib_11_backend.ipynb #aa47b5a8
 class CompletionCache:
     "A persistent sqlite store of completions, safe for several processes; it counts hits and misses, per backend too."
     def __init__(self, path: str | Path):
@@ -164,7 +168,8 @@ class CompletionCache:
         self._lock, self._conn, self._pid = threading.Lock(), None, None
         with open(self.path.parent/f'.{self.path.name}.lock', 'w') as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if self.path.exists() and (why := cache_damage(self.path)): raise _recover(self.path, why, set_aside(self.path))
+            if self.path.exists() and (why := cache_damage(self.path)):
+                raise _recover(self.path, why, set_aside(self.path))
             with self._lock: self._db()
 
     def _db(self) -> sqlite3.Connection:
@@ -203,7 +208,8 @@ class CompletionCache:
 
     def put(self, key: str, c: Completion, backend: str = '', model: str = ''):
         "Store one completion now (an error is never stored; the first writer of a key wins)."
-        if c.finish_reason not in ('stop', 'length'): raise ValueError(f'only finished completions are cached, not {c.finish_reason!r}')
+        if c.finish_reason not in ('stop', 'length'):
+            raise ValueError(f'only finished completions are cached, not {c.finish_reason!r}')
         self._run('INSERT OR IGNORE INTO completions VALUES (?,?,?,?,?,?,?)',
                   (key, backend, model, c.text, int(c.tokens), c.finish_reason, time.time()))
 
@@ -212,6 +218,7 @@ class CompletionCache:
     def stats(self) -> dict: return dict(hits=self.hits, misses=self.misses, rows=len(self))
     def __repr__(self) -> str: return f'CompletionCache({str(self.path)!r}, hits={self.hits}, misses={self.misses})'
 
+# %% ../nbs/lib_11_backend.ipynb #ef5faf43
 def open_cache(cache) -> CompletionCache | None:
     "`cache` as a CompletionCache: True is the default file, a path that file, None/False no cache."
     if cache is None or cache is False: return None
@@ -230,7 +237,9 @@ class Job:
     seed: int
     key: str
 
-MODEL_TEXT_FILES = ('config.json', 'generation_config.json', 'tokenizer_config.json', 'chat_template.jinja', 'tokenizer.json')
+# %% ../nbs/lib_11_backend.ipynb #a633d9a4
+MODEL_TEXT_FILES = ('config.json', 'generation_config.json', 'tokenizer_config.json', 'chat_template.jinja',
+                    'tokenizer.json')
 
 def weights_fingerprint(folder: str | Path) -> str:
     """A local model folder's identity: name, size and mtime of its weight files (re-trained weights get new cache
@@ -238,9 +247,11 @@ def weights_fingerprint(folder: str | Path) -> str:
     folder = Path(folder)
     files = sorted(p for p in folder.rglob('*') if p.suffix in ('.safetensors', '.bin', '.pt', '.gguf'))
     facts = [(str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns) for p in files]
-    facts += [(n, hashlib.sha256((folder/n).read_bytes()).hexdigest()) for n in MODEL_TEXT_FILES if (folder/n).is_file()]
+    facts += [(n, hashlib.sha256((folder/n).read_bytes()).hexdigest()) for n in MODEL_TEXT_FILES
+              if (folder/n).is_file()]
     return hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:16]
 
+# %% ../nbs/lib_11_backend.ipynb #a55bd982
 class Backend:
     "Turns prompts into completions through the cache; subclasses implement `_run` for the samples it lacks."
     kind = 'base'
@@ -256,16 +267,19 @@ class Backend:
     def _run(self, jobs: list[Job], sampling: Sampling) -> Iterator[tuple[Job, Completion]]:
         raise NotImplementedError
 
-    def generate(self, prompts: Sequence, sampling: Sampling | None = None, progress: bool = False) -> list[list[Completion]]:
+    def generate(self, prompts: Sequence, sampling: Sampling | None = None,
+                 progress: bool = False) -> list[list[Completion]]:
         "`sampling.n` completions for each prompt (chat messages, or a string sent as one user message)."
         from tqdm import tqdm
         sampling = Sampling() if sampling is None else sampling
-        if not isinstance(sampling, Sampling): raise TypeError(f'sampling must be a Sampling, got {type(sampling).__name__}')
+        if not isinstance(sampling, Sampling):
+            raise TypeError(f'sampling must be a Sampling, got {type(sampling).__name__}')
         if isinstance(prompts, (str, dict)) or not isinstance(prompts, Sequence):
             raise PromptError(f'prompts must be a list of prompts, got {type(prompts).__name__}')
         msgs, sig = [to_messages(p) for p in prompts], self.signature()
         keys = [[completion_key(sig, m, sampling, j) for j in range(sampling.n)] for m in msgs]
-        done = self.cache.get_many([k for ks in keys for k in ks], f'{self.kind}:{self.model}') if self.cache is not None else {}
+        done = self.cache.get_many([k for ks in keys for k in ks],
+                                   f'{self.kind}:{self.model}') if self.cache is not None else {}
         jobs = {}
         for i, (m, ks) in enumerate(zip(msgs, keys)):
             for j, k in enumerate(ks):
@@ -275,7 +289,8 @@ class Backend:
         with tqdm(total=len(jobs), disable=not (progress and jobs), desc=f'{self.kind}:{self.model}') as bar:
             for job, c in self._run(list(jobs.values()), sampling):
                 done[job.key] = c
-                if self.cache is not None and c.finish_reason != 'error': self.cache.put(job.key, c, self.kind, self.model)
+                if self.cache is not None and c.finish_reason != 'error':
+                    self.cache.put(job.key, c, self.kind, self.model)
                 bar.update()
         missing = [k for k in jobs if k not in done]
         if missing: raise BackendError(f'{self.kind} returned no completion for {len(missing)} of {len(jobs)} samples')

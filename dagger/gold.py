@@ -39,17 +39,21 @@ def _words_after(text: str, n: Number, k: int = 4) -> str:
 
 # %% ../nbs/lib_16_gold.ipynb #e68490b7
 _MULT_WORDS = {'twice': (2,), 'double': (2,), 'doubles': (2,), 'doubled': (2,), 'half': (2, 0.5), 'halves': (2, 0.5),
-               'triple': (3,), 'triples': (3,), 'tripled': (3,), 'thrice': (3,), 'quarter': (4, 0.25), 'quarters': (4, 0.25),
-               'quadruple': (4,), 'quadrupled': (4,), 'percent': (100,), 'dozen': (12,), 'dozens': (12,)}
+               'triple': (3,), 'triples': (3,), 'tripled': (3,), 'thrice': (3,), 'quarter': (4, 0.25),
+               'quarters': (4, 0.25), 'quadruple': (4,), 'quadrupled': (4,), 'percent': (100,), 'dozen': (12,),
+               'dozens': (12,)}
 _MULT_RE = re.compile(rf"\b(?:{'|'.join(_MULT_WORDS)})\b", re.I)
 
+# %% ../nbs/lib_16_gold.ipynb #7b5bd695
 class _Builder:
     "Collects nodes for one gold graph: constants by value, operation nodes in order."
     def __init__(self, question: str):
         self.question = question
         self.qnums = extract_numbers(question, ones=False)
-        self.hints = [Number(v, m.start(), m.end(), m.group()) for m in _MULT_RE.finditer(question) for v in _MULT_WORDS[m.group().lower()]]
-        self.hints += [Number(n.value / 100, n.start, n.end, n.text) for n in self.qnums if question[n.end:n.end + 1] == '%' or
+        self.hints = [Number(v, m.start(), m.end(), m.group()) for m in _MULT_RE.finditer(question)
+                      for v in _MULT_WORDS[m.group().lower()]]
+        self.hints += [Number(n.value / 100, n.start, n.end, n.text) for n in self.qnums
+                       if question[n.end:n.end + 1] == '%' or
                        question[n.end:n.end + 8].lower().startswith(' percent')]
         self.consts, self.ops, self.values = {}, [], {}
 
@@ -59,7 +63,8 @@ class _Builder:
         stated = [n for n in self.qnums if _close(n.value, v)] or [n for n in self.hints if _close(n.value, v)] or \
                  ([n for n in extract_numbers(self.question) if n.value == 1] if v == 1 else [])
         if label is None:
-            label = _words_after(self.question, stated[0]) if stated else f'{format_number(v)} (a constant of the solution)'
+            label = (_words_after(self.question, stated[0]) if stated
+                     else f'{format_number(v)} (a constant of the solution)')
         cid = f'c{len(self.consts) + 1}'
         self.consts[cid] = dict(id=cid, op='const', val=float(v), distractor=False, label=label,
                                 _pos=stated[0].start if stated else 10**9)
@@ -85,7 +90,8 @@ class _Builder:
         used = [self.values[i] for i in need] + list(mentioned or [])
         consts = [c for c in self.consts.values() if c['id'] in need]
         for n in self.qnums:
-            if not re.match(r'[0-9০-৯.]', n.text) or n.value in (0, 1) or re.match(r'(?:st|nd|rd|th)\b|:\d', self.question[n.end:]) \
+            if not re.match(r'[0-9০-৯.]', n.text) or n.value in (0, 1) \
+               or re.match(r'(?:st|nd|rd|th)\b|:\d', self.question[n.end:]) \
                or self.question[max(n.start - 1, 0):n.start] == ':': continue
             if not any(_close(n.value, u) or _close(n.value, 100 * u) or _close(n.value / 100, u) for u in used) \
                and not any(c['distractor'] and _close(c['val'], n.value) for c in consts):
@@ -97,10 +103,12 @@ class _Builder:
         def new_id(prefix):
             k[prefix] += 1
             return f'{prefix}{k[prefix]}'
-        rename = {c['id']: new_id('d' if c['distractor'] else 'c') for c in consts} | {o['id']: new_id('op') for o in ops}
+        rename = ({c['id']: new_id('d' if c['distractor'] else 'c') for c in consts}
+                  | {o['id']: new_id('op') for o in ops})
         out = [{k_: (rename[v] if k_ == 'id' else v) for k_, v in c.items() if k_ != '_pos'} for c in consts]
         out += [dict(o, id=rename[o['id']], args=[rename[a] for a in o['args']]) for o in ops]
-        out.append(dict(id='final_result', op='identity', args=[rename[answer_node]], distractor=False, label=answer_label))
+        out.append(dict(id='final_result', op='identity', args=[rename[answer_node]], distractor=False,
+                        label=answer_label))
         return {'nodes': out}
 
 # %% ../nbs/lib_16_gold.ipynb #dc5267d2
@@ -111,19 +119,25 @@ def _expr_nodes(b: _Builder, node, steps: list, label: str, top: bool = True) ->
         for sid, sv in reversed(steps):
             if _close(v, sv): return sid
         return b.const(v)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) and isinstance(node.operand, ast.Constant):
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) \
+       and isinstance(node.operand, ast.Constant):
         return b.const(_value(node))
     if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
         name = _OPS[type(node.op)]
         def flat(n):
-            return flat(n.left) + flat(n.right) if isinstance(n, ast.BinOp) and _OPS.get(type(n.op)) == name and name in ('add', 'mul') else [n]
+            return (flat(n.left) + flat(n.right)
+                    if isinstance(n, ast.BinOp) and _OPS.get(type(n.op)) == name and name in ('add', 'mul') else [n])
         parts = flat(node) if name in ('add', 'mul') else [node.left, node.right]
         args = [_expr_nodes(b, p, steps, label, top=False) for p in parts]
-        if name in ('div', 'floordiv') and b.values[args[1]] == 0: raise GoldGraphError('division_by_zero', ast.unparse(node))
-        if name == 'floordiv': return b.op('floor', [b.op('div', args, ast.unparse(node).replace('//', '/'))], label if top else ast.unparse(node))
+        if name in ('div', 'floordiv') and b.values[args[1]] == 0:
+            raise GoldGraphError('division_by_zero', ast.unparse(node))
+        if name == 'floordiv':
+            return b.op('floor', [b.op('div', args, ast.unparse(node).replace('//', '/'))],
+                        label if top else ast.unparse(node))
         return b.op(name, args, label if top else ast.unparse(node))
     raise GoldGraphError('unsupported_expression', ast.unparse(node) if isinstance(node, ast.AST) else str(node))
 
+# %% ../nbs/lib_16_gold.ipynb #39b40b0b
 def _sentence_of(line: str, pos: int) -> str:
     "The sentence of `line` around character `pos`, with annotations removed, shortened for a label."
     starts = [m.end() for m in re.finditer(r'(?<=[.?!])\s+(?=[A-Z])', line[:pos])]
@@ -132,19 +146,23 @@ def _sentence_of(line: str, pos: int) -> str:
     s = re.sub(r'\s+', ' ', _ANN.sub('', s)).strip()
     return s if len(s) <= 90 else s[:87].rstrip() + '…'
 
+# %% ../nbs/lib_16_gold.ipynb #2f56edc2
 def _value(node) -> float:
     "Evaluate a parsed arithmetic expression of numbers and + - * / (raises GoldGraphError otherwise)."
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool): return float(node.value)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return float(node.value)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         return -_value(node.operand) if isinstance(node.op, ast.USub) else _value(node.operand)
     if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
         a, b = _value(node.left), _value(node.right)
-        if isinstance(node.op, (ast.Div, ast.FloorDiv)) and b == 0: raise GoldGraphError('division_by_zero', ast.unparse(node))
+        if isinstance(node.op, (ast.Div, ast.FloorDiv)) and b == 0:
+            raise GoldGraphError('division_by_zero', ast.unparse(node))
         if isinstance(node.op, ast.Div): return a / b
         if isinstance(node.op, ast.FloorDiv): return float(math.floor(a / b))
         return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}[type(node.op)]
     raise GoldGraphError('unsupported_expression', ast.unparse(node) if isinstance(node, ast.AST) else str(node))
 
+# %% ../nbs/lib_16_gold.ipynb #9ff01db0
 _NUM = r'\$?\d[\d,]*(?:\.\d+)?%?|\$?\.\d+%?'
 _WORDS = r"(?:[A-Za-z]+)?(?:\s+(?!x\b)[A-Za-z][A-Za-z’'-]*){0,8}"
 _TERM = rf'\(*\s*(?:{_NUM}){_WORDS}\s*\)*'
@@ -161,6 +179,7 @@ def _plain_expr(s: str) -> str:
     s = s.translate(str.maketrans({'×': '*', '÷': '/', '−': '-', '–': '-', '$': None, '%': None, ',': None}))
     return re.sub(r'([\d.)])\s*\(', r'\1*(', s).strip()
 
+# %% ../nbs/lib_16_gold.ipynb #89c98241
 def _left_expr(left: str, value: float) -> str | None:
     "The longest arithmetic expression ending `left` (the text before an '=') that evaluates to `value`, or None."
     cut = max(left.rfind('='), left.rfind('#'), len(left) - 300)
@@ -173,8 +192,10 @@ def _left_expr(left: str, value: float) -> str | None:
             except (SyntaxError, GoldGraphError, ValueError, OverflowError): continue
     return None
 
+# %% ../nbs/lib_16_gold.ipynb #cc6e7f6e
 def solution_steps(solution: str) -> list[dict]:
-    "The computation steps of a GSM8K solution in order: each `<<expr=value>>` annotation, and the plain `a - b = c` equations the annotator missed (only where their arithmetic is right)."
+    ("The computation steps of a GSM8K solution in order: each `<<expr=value>>` annotation, and the plain `a - b = c` "
+     "equations the annotator missed (only where their arithmetic is right).")
     steps = []
     for line in solution.split('\n'):
         if line.startswith('####'): break
@@ -243,7 +264,8 @@ def msvamp_graph(query: str, equation: str, answer: float | None = None) -> dict
     if not toks: raise GoldGraphError('empty_equation')
     nodes, used, ops = {}, [], []
     def const(k: int) -> str:
-        if k >= len(qnums): raise GoldGraphError('missing_number', f'number{k} but the question has {len(qnums)} numbers')
+        if k >= len(qnums):
+            raise GoldGraphError('missing_number', f'number{k} but the question has {len(qnums)} numbers')
         if f'n{k}' not in nodes:
             nodes[f'n{k}'] = dict(id=f'n{k}', op='const', val=float(qnums[k].value), distractor=False,
                                   label=_words_after(query, qnums[k]))
@@ -270,13 +292,15 @@ def msvamp_graph(query: str, equation: str, answer: float | None = None) -> dict
     if pos != len(toks): raise GoldGraphError('bad_equation', f'extra tokens in {equation!r}')
     for k, n in enumerate(qnums):
         if k not in used:
-            nodes[f'n{k}'] = dict(id=f'n{k}', op='const', val=float(n.value), distractor=True, label=_words_after(query, n))
+            nodes[f'n{k}'] = dict(id=f'n{k}', op='const', val=float(n.value), distractor=True,
+                                  label=_words_after(query, n))
     question = [s for s in re.split(r'(?<=[.?!])\s+', query) if '?' in s] or [query]
     for o in ops: e = o.pop('_expr'); o['label'] = e if len(e) <= 90 else e[:87].rstrip() + '…'
     if ops: ops[-1]['label'] = question[-1].strip()
     consts = [nodes[i] for i in sorted((i for i in nodes if i.startswith('n')), key=lambda i: int(i[1:]))] + \
              [nodes[i] for i in nodes if i.startswith('k')]
-    return {'nodes': consts + ops + [dict(id='final_result', op='identity', args=[top], distractor=False, label=FINAL_LABEL)]}
+    return {'nodes': consts + ops + [dict(id='final_result', op='identity', args=[top], distractor=False,
+                                          label=FINAL_LABEL)]}
 
 # %% ../nbs/lib_16_gold.ipynb #c122e560
 def verify_graph(obj: dict, answer: float) -> float:

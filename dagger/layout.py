@@ -46,17 +46,20 @@ def staging() -> Path | None:
     s = os.environ.get(STAGING_ENV)
     return Path(s) if s else None
 
+# %% ../nbs/lib_04_layout.ipynb #9b8ca1fc
 def _final(cfg: Profile, name: str) -> Path: return cfg.results/_check(name, RESULT_FOLDERS)
 
 TARGETS = 'targets.json'
 
 def _staged(kind: str, name: str, root: Path) -> Path | None:
-    "The staged copy of folder `name` of `kind`, when the running stage stages `root` (the folder it would go to otherwise)."
+    ("The staged copy of folder `name` of `kind`, when the running stage stages `root` (the folder it would go to "
+     "otherwise).")
     s = staging()
     if s is None: return None
     t = json.loads((s/TARGETS).read_text()).get(kind) if (s/TARGETS).exists() else None
     return None if t is not None and Path(root).resolve() != Path(t) else s/kind/name
 
+# %% ../nbs/lib_04_layout.ipynb #3479d8f1
 def output(cfg: Profile, name: str) -> Path:
     "The results folder `name` for this stage to write (staged under the pipeline); created."
     p = _staged('results', _check(name, RESULT_FOLDERS), cfg.results) or _final(cfg, name)
@@ -84,12 +87,14 @@ def generated_output(name: str, cfg: Profile | None = None) -> Path:
     p.mkdir(parents=True, exist_ok=True)
     return p
 
+# %% ../nbs/lib_04_layout.ipynb #39bb3f2e
 def figures_output(cfg: Profile) -> Path:
     "The folder the figures stage writes figures (and `tables/`) into; created."
     p = _staged('figures', '.', cfg.figures) or cfg.figures
     p.mkdir(parents=True, exist_ok=True)
     return p.resolve()
 
+# %% ../nbs/lib_04_layout.ipynb #c721be67
 def stage_for(stage_dir: Path, cfg: Profile) -> Path:
     "Make `stage_dir` the staging folder of profile `cfg`'s outputs (only writes to its folders are staged); return it."
     stage_dir.mkdir(parents=True, exist_ok=True)

@@ -47,6 +47,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         spans.append((s, start + len(rest.rstrip())))
     return spans
 
+# %% ../nbs/lib_24_lexicon.ipynb #d986fd69
 def split_sentences(text: str) -> list[str]:
     "The sentences of `text`, in order."
     return [text[s:e] for s, e in sentence_spans(text)]
@@ -88,6 +89,7 @@ def nfc(s: str) -> str:
     "Unicode NFC: the one form we compare Bangla text in (U+09DF য় becomes য + nukta)."
     return unicodedata.normalize('NFC', s)
 
+# %% ../nbs/lib_24_lexicon.ipynb #cb20c046
 def rules_dir() -> Path:
     "The folder of the generator's rules files (package data)."
     return Path(str(resources.files('dagger')))/'rules'
@@ -109,7 +111,8 @@ def read_rules(name: str, folder: Path | None = None) -> list[tuple[int, dict]]:
 
 # %% ../nbs/lib_24_lexicon.ipynb #e6a81f7b
 CLASSES = {'person': ('young', 'adult'), 'animal': ('tiny', 'small', 'medium', 'large', 'huge'),
-           'object': ('micro', 'tiny', 'small', 'medium', 'large'), 'food': ('micro', 'tiny', 'small', 'medium', 'large'),
+           'object': ('micro', 'tiny', 'small', 'medium', 'large'),
+           'food': ('micro', 'tiny', 'small', 'medium', 'large'),
            'plant': ('small', 'large'), 'task': ('quick', 'normal', 'long'), 'place': ('',)}
 TAGS = {'lend', 'far', 'ambig', 'produce', 'free'}
 
@@ -131,6 +134,7 @@ class Noun:
     inf: str = ''
     verb_en: tuple = ()     # tasks: English past, base, gerund
 
+# %% ../nbs/lib_24_lexicon.ipynb #5c6a00e3
 def _noun(lang: str, row: dict, where: str) -> Noun:
     cls, size = row['class'], row['size']
     if cls not in CLASSES: raise RulesError(f'{where}: class {cls!r} is not one of {sorted(CLASSES)}')
@@ -142,11 +146,13 @@ def _noun(lang: str, row: dict, where: str) -> Noun:
     if lang == 'bn':
         if '/' not in row['gloss'] and cls != 'place': raise RulesError(f'{where}: gloss must be singular/plural')
         sg, pl = row['gloss'].split('/', 1) if '/' in row['gloss'] else (row['gloss'], row['gloss'] + 's')
-        if cls == 'task' and not (row['did'] and row['to_do'] and row['inf']): raise RulesError(f'{where}: a task needs did, to_do and inf')
+        if cls == 'task' and not (row['did'] and row['to_do'] and row['inf']):
+            raise RulesError(f'{where}: a task needs did, to_do and inf')
         return Noun(row['word'], lang, cls, size, sg, pl, tags, row['genitive'], row['plural'], row['locative'],
                     row['did'], row['to_do'], row['inf'], verb)
     return Noun(row['word'], lang, cls, size, row['word'], row['plural'] or row['word'] + 's', tags, verb_en=verb)
 
+# %% ../nbs/lib_24_lexicon.ipynb #02abce6c
 @functools.cache
 def lexicon(lang: str) -> dict[str, Noun]:
     "The nouns of `lang` by every form we look them up by (Bangla: the stem; English: singular and plural)."
@@ -179,16 +185,19 @@ def units(lang: str) -> dict[str, Unit]:
         if row['lang'] == lang: out[row['word']] = Unit(row['word'], row['dim'], row['key'], row['gloss'])
     return out
 
+# %% ../nbs/lib_24_lexicon.ipynb #2ee9d86c
 def unit_word(key: str, lang: str) -> Unit:
     "The first unit of `lang` with range key `key` (how the generator writes that unit)."
     for u in units(lang).values():
         if u.key == key: return u
     raise RulesError(f'units.tsv: no {lang} unit with key {key!r}')
 
+# %% ../nbs/lib_24_lexicon.ipynb #630a2185
 @functools.cache
 def names(lang: str) -> tuple:
     "(name, genitive, English spelling, gender m/f) of the people the generator may introduce."
-    return tuple((r['name'], r['genitive'], r['gloss'], r['gender']) for _, r in read_rules('names.tsv') if r['lang'] == lang)
+    return tuple((r['name'], r['genitive'], r['gloss'], r['gender']) for _, r in read_rules('names.tsv')
+                 if r['lang'] == lang)
 
 @functools.cache
 def times(lang: str) -> dict[str, tuple[str, str]]:
@@ -216,26 +225,33 @@ def measures() -> dict[str, tuple[Range, ...]]:
         try: lo, hi, step = int(r['lo']), int(r['hi']), int(r['step'])
         except ValueError: raise RulesError(f'ranges.tsv:{i}: lo, hi and step must be integers') from None
         if not 2 <= lo <= hi or step < 1: raise RulesError(f'ranges.tsv:{i}: need 2 <= lo <= hi and step >= 1')
-        out.setdefault(r['measure'], []).append(Range(r['measure'], r['class'], r['size'], r['lang'], r['unit'], lo, hi, step))
+        out.setdefault(r['measure'], []).append(
+            Range(r['measure'], r['class'], r['size'], r['lang'], r['unit'], lo, hi, step))
     return {k: tuple(v) for k, v in out.items()}
 
+# %% ../nbs/lib_24_lexicon.ipynb #d42ca3e7
 def find_range(measure: str, cls: str, size: str, lang: str, unit: str | None = None, word: str = '') -> Range | None:
-    "The first row of `measure` that fits (a `*` cell fits anything, a noun in the class column fits only that noun); `unit=None` takes the row's own unit."
+    ("The first row of `measure` that fits (a `*` cell fits anything, a noun in the class column fits only that "
+     "noun); `unit=None` takes the row's own unit.")
     fits = lambda cell, x: cell == '*' or cell == x
     for r in measures().get(measure, ()):
-        if (r.cls == word or fits(r.cls, cls) and fits(r.size, size)) and fits(r.lang, lang) and (unit is None or fits(r.unit, unit)): return r
+        if (r.cls == word or fits(r.cls, cls) and fits(r.size, size)) and fits(r.lang, lang) \
+           and (unit is None or fits(r.unit, unit)): return r
     return None
 
+# %% ../nbs/lib_24_lexicon.ipynb #61dc1fee
 COUNT_BOUNDS = (2, 1000)
 
 def count_range(r: Range, anchor: float | None) -> tuple[int, int]:
-    "A count near the problem's own count of the item (half to one and a half times it), else the row's range; a row for a size caps it."
+    ("A count near the problem's own count of the item (half to one and a half times it), else the row's range; a row "
+     "for a size caps it.")
     if not anchor or anchor < 2: return r.lo, r.hi
     lo = max(COUNT_BOUNDS[0], round(anchor * 0.5))
     hi = min(COUNT_BOUNDS[1], max(lo + 5, round(anchor * 1.5)))
     if r.size != '*' and hi > r.hi: lo, hi = min(lo, r.lo), r.hi     # nobody buys 264 drums
     return lo, hi
 
+# %% ../nbs/lib_24_lexicon.ipynb #7b6c14fe
 def _clash(x: float, forbidden) -> bool:
     return round(float(x), 6) in {round(float(f), 6) for f in forbidden}
 
@@ -246,8 +262,8 @@ def pick_value(rng: random.Random, lo: int, hi: int, step: int, forbidden=()) ->
 
 # %% ../nbs/lib_24_lexicon.ipynb #2c98e5e2
 FRAMES = ('money', 'time', 'distance', 'length', 'weight', 'volume')   # template classes that are measures, not nouns
-SLOTS = {'name', 'Name', 'name_gen', 'when', 'When', 'count', 'count_acc', 'item', 'items', 'item_gen', 'item_pl', 'item_pl_gen',
-         'place', 'place_loc', 'place_def', 'n', 'unit', 'money', 'did', 'do', 'to_do', 'inf'}
+SLOTS = {'name', 'Name', 'name_gen', 'when', 'When', 'count', 'count_acc', 'item', 'items', 'item_gen', 'item_pl',
+         'item_pl_gen', 'place', 'place_loc', 'place_def', 'n', 'unit', 'money', 'did', 'do', 'to_do', 'inf'}
 
 @dataclass(frozen=True)
 class Template:
@@ -265,16 +281,19 @@ class Template:
     @property
     def new_person(self) -> bool: return '{name' in self.text.lower() or '{name_gen' in self.text
 
+# %% ../nbs/lib_24_lexicon.ipynb #9b6d816c
 def _slots(text: str) -> set:
     return {f for _, f, _, _ in string.Formatter().parse(text) if f}
 
+# %% ../nbs/lib_24_lexicon.ipynb #60905cf9
 @functools.cache
 def templates() -> tuple[Template, ...]:
     "Every template of `templates.tsv`, checked."
     out, ids = [], set()
     for i, r in read_rules('templates.tsv'):
         where = f'templates.tsv:{i}'
-        t = Template(r['id'], r['type'], r['lang'], tuple(r['classes'].split(',')), tuple(x for x in r['needs'].split(',') if x),
+        t = Template(r['id'], r['type'], r['lang'], tuple(r['classes'].split(',')),
+                     tuple(x for x in r['needs'].split(',') if x),
                      r['measure'], r['total_ok'] == '1', r['text'], r['gloss'] or r['text'])
         if t.type not in AUG_TYPES: raise RulesError(f'{where}: type {t.type!r} is not one of {AUG_TYPES}')
         if set(t.classes) - set(CLASSES) - set(FRAMES): raise RulesError(f'{where}: unknown classes {t.classes}')
@@ -306,6 +325,7 @@ def bn_genitive(n: Noun) -> str:
     if w[-1] in _VOWELS: return w + YA + 'ের'
     return w + 'ের'
 
+# %% ../nbs/lib_24_lexicon.ipynb #81fdd9b2
 def bn_plural(n: Noun) -> str:
     "Definite plural: -রা for people, -গুলো for everything else."
     return n.plural or (n.word + ('রা' if n.cls == 'person' else 'গুলো'))
@@ -318,18 +338,22 @@ def bn_locative(n: Noun) -> str:
     if n.locative: return n.locative
     return n.word + ('তে' if n.word[-1] in _VOWEL_SIGNS | _VOWELS else 'ে')
 
+# %% ../nbs/lib_24_lexicon.ipynb #1fe475b8
 # suffixes we strip to find a stem, by the classes they attach to (longest first)
 _CASE = ('য়ের', 'ের', 'র')
 _BN_SUFFIXES = {
     'person': ('দেরকে', 'েরা', 'দের', 'রা', 'কে') + _CASE,
-    'thing': ('গুলোকে', 'গুলোতে', 'গুলোর', 'গুলিকে', 'গুলির', 'গুলো', 'গুলি', 'গুলা', 'টিকে', 'টির', 'টিতে', 'টাকে', 'টার', 'টি', 'টা') + _CASE,
+    'thing': ('গুলোকে', 'গুলোতে', 'গুলোর', 'গুলিকে', 'গুলির', 'গুলো', 'গুলি', 'গুলা', 'টিকে', 'টির', 'টিতে', 'টাকে',
+              'টার', 'টি', 'টা') + _CASE,
     'place': ('টিতে', 'টির', 'টি', 'তে', 'য়', 'ে') + _CASE}
 
 def _suffix_group(cls: str) -> str:
     return cls if cls in ('person', 'place') else 'thing'
 
+# %% ../nbs/lib_24_lexicon.ipynb #e6e82a22
 def bn_lookup(word: str) -> Noun | None:
-    "The lexicon noun `word` inflects (case, plural, classifier suffixes allowed for its class), or None: nothing is guessed."
+    ("The lexicon noun `word` inflects (case, plural, classifier suffixes allowed for its class), or None: nothing is "
+     "guessed.")
     w = nfc(word).strip('-')
     lex = lexicon('bn')
     if w in lex: return lex[w]
@@ -341,19 +365,22 @@ def bn_lookup(word: str) -> Noun | None:
 
 # %% ../nbs/lib_24_lexicon.ipynb #a6736f27
 _TOKEN = re.compile(r"[^\s।,.?!;:()\"“”‘’]+")
-_SKIP = {'bn': set(nfc(w) for w in ('নতুন পুরাতন পুরানো পুরোনো পুরনো লাল সবুজ হলুদ সাদা নীল কালো গোলাপি বেগুনি বড় ছোট ভিন্ন অতিরিক্ত '
-                                    'পাকা অপাকা কাঁচা সাধারণ তাজা আরও আর বেশি কম মাত্র প্রায় অন্য খালি একই বিভিন্ন অর্ধেক নোনতা '
-                                    'লবণযুক্ত সুন্দর রঙিন জাংক অপরিপক্ব পরিপক্ব করে').split()),
-         'en': set('more extra new old big small large little red blue green yellow white black pink purple orange brown other '
-                   'different fresh whole additional full empty same identical ripe unripe salty sweet tiny huge baby '
-                   'the his her their its my your our of'.split())}
+_SKIP = {'bn': set(nfc(w) for w in ('নতুন পুরাতন পুরানো পুরোনো পুরনো লাল সবুজ হলুদ সাদা নীল কালো গোলাপি বেগুনি '
+                                    'বড় ছোট ভিন্ন অতিরিক্ত পাকা অপাকা কাঁচা সাধারণ তাজা আরও আর বেশি কম মাত্র '
+                                    'প্রায় অন্য খালি একই বিভিন্ন অর্ধেক নোনতা লবণযুক্ত সুন্দর রঙিন জাংক '
+                                    'অপরিপক্ব পরিপক্ব করে').split()),
+         'en': set('more extra new old big small large little red blue green yellow white black pink purple '
+                   'orange brown other different fresh whole additional full empty same identical ripe unripe '
+                   'salty sweet tiny huge baby the his her their its my your our of'.split())}
 _CLASSIFIER = re.compile(r'^\s?(টি|টা|জন|খানা|খানি)(?![\u0980-\u09ff])')
-_CLOCK = re.compile(r'^\s?(টে|টায়|টায়|টার সময়|টার সময়|:\d\d|\s?(am|pm|AM|PM|a\.m\.|p\.m\.|o\'clock))(?![\u0980-\u09ffA-Za-z])')
+_CLOCK = re.compile(r'^\s?(টে|টায়|টায়|টার সময়|টার সময়|:\d\d|\s?(am|pm|AM|PM|a\.m\.|p\.m\.|'
+                    r'o\'clock))(?![\u0980-\u09ffA-Za-z])')
 
 def tokens(text: str) -> list[str]:
     "Word tokens (Bangla and English), punctuation dropped."
     return _TOKEN.findall(text)
 
+# %% ../nbs/lib_24_lexicon.ipynb #3f085177
 def lookup_noun(toks: list[str], i: int, lang: str) -> tuple[Noun, int] | None:
     "The lexicon noun at token `i` (two-word nouns first) and how many tokens it spans, or None."
     for width in (2, 1):

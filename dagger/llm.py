@@ -38,6 +38,7 @@ def resolve_model(model: str) -> str:
     "A model id as something `from_pretrained` reads: embedded ids become their converted folder."
     return str(embedded_model_path(model)) if model.startswith('embedded:') else model
 
+# %% ../nbs/lib_14_llm.ipynb #d05c733d
 def load_model(model: str = EMBEDDED_DEFAULT, device: str = 'auto', dtype: str | None = None):
     "The (model, tokenizer) pair for `model` on `device`, loaded once per process."
     return _load_model(model, resolve_device(device), dtype)
@@ -54,10 +55,12 @@ def _load_model(model: str, device: str, dtype: str | None):
     else: lm = AutoModelForCausalLM.from_pretrained(path, dtype=dt)
     try: tok = AutoTokenizer.from_pretrained(path)
     except OSError:                                       # an adapter folder saved without its tokenizer
-        tok = AutoTokenizer.from_pretrained(json.loads(Path(path, 'adapter_config.json').read_text())['base_model_name_or_path'])
+        tok = AutoTokenizer.from_pretrained(
+            json.loads(Path(path, 'adapter_config.json').read_text())['base_model_name_or_path'])
     if tok.pad_token_id is None: tok.pad_token = tok.eos_token
     return lm.to(device).eval(), tok
 
+# %% ../nbs/lib_14_llm.ipynb #af4826bb
 def unload_models():
     "Forget the loaded models and the vLLM engine (frees their memory once nothing else holds them)."
     import gc
@@ -195,23 +198,28 @@ def _cuda() -> bool:
     return torch.cuda.is_available()
 
 def _load_vllm(model: str, tensor_parallel_size: int, seed: int, kwargs: tuple):
-    "The process's one vLLM engine, for these settings: an engine for other settings is built only after the current one is released."
+    ("The process's one vLLM engine, for these settings: an engine for other settings is built only after the current "
+     "one is released.")
     key = (model, tensor_parallel_size, seed, kwargs)
     if _ENGINE.get('key') == key: return _ENGINE['llm']
     release_vllm()
     if left := holding(): raise HandOffError(f'a vLLM engine for {model} cannot start: still alive: {", ".join(left)}')
     try: from vllm import LLM
     except ImportError as e: raise BackendError(NO_VLLM) from e
-    if not _cuda():   # the CPU build: its KV cache (GiB) and every core for its engine process (vLLM's own default is one thread)
+    if not _cuda():   # the CPU build: its KV cache (GiB) and every core for its engine process (vLLM's own default is
+                      # one thread)
         os.environ.setdefault('VLLM_CPU_KVCACHE_SPACE', '4')
         os.environ.setdefault('OMP_NUM_THREADS', str(os.cpu_count() or 1))
     path = resolve_model(model)
-    _ENGINE['llm'] = LLM(model=path, tensor_parallel_size=tensor_parallel_size, seed=seed, **(text_only_engine(path) | dict(kwargs)))
+    _ENGINE['llm'] = LLM(model=path, tensor_parallel_size=tensor_parallel_size, seed=seed,
+                         **(text_only_engine(path) | dict(kwargs)))
     _ENGINE['key'] = key
     return _ENGINE['llm']
 
+# %% ../nbs/lib_14_llm.ipynb #12b63d54
 def text_only_engine(path: str) -> dict:
-    "vLLM arguments that keep a multimodal checkpoint's engine language-only (its vision encoder neither loaded nor profiled); {} for a text model."
+    ("vLLM arguments that keep a multimodal checkpoint's engine language-only (its vision encoder neither loaded nor "
+     "profiled); {} for a text model.")
     from transformers import AutoConfig
     try: config = AutoConfig.from_pretrained(path)
     except (OSError, ValueError): return {}              # vLLM reports a model it cannot read itself
@@ -220,6 +228,7 @@ def text_only_engine(path: str) -> dict:
     fields = {f.name for f in dataclasses.fields(EngineArgs)}
     return {'language_model_only': True} if 'language_model_only' in fields else {'limit_mm_per_prompt': {'image': 0}}
 
+# %% ../nbs/lib_14_llm.ipynb #ec3db414
 def release_vllm():
     "Delete the vLLM engine, if any, and give its GPU memory back (vLLM's own clean-up when it has one)."
     import gc
@@ -295,25 +304,32 @@ class VLLMBackend(Backend):
 @functools.lru_cache(maxsize=2)
 def _load_llamacpp(path: str, n_ctx: int, n_threads: int):
     try: import llama_cpp
-    except ImportError as e: raise BackendError('the llamacpp backend needs llama-cpp-python: pip install "dagger[llamacpp]"') from e
-    return llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, n_batch=512, verbose=False)
+    except ImportError as e:
+        raise BackendError('the llamacpp backend needs llama-cpp-python: pip install "dagger[llamacpp]"') from e
+    return llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, n_batch=512,
+                           verbose=False)
 
+# %% ../nbs/lib_14_llm.ipynb #87720074
 class LlamaCppBackend(Backend):
-    "Generation with llama.cpp on the CPU: the GGUF file, one prompt at a time, reusing the KV cache of a shared prompt start."
+    ("Generation with llama.cpp on the CPU: the GGUF file, one prompt at a time, reusing the KV cache of a shared "
+     "prompt start.")
     kind = 'llamacpp'
-    def __init__(self, model: str = 'embedded:smollm2-135m', cache=None, n_ctx: int = 4096, n_threads: int | None = None,
-                 template_kwargs: dict | None = None):
+    def __init__(self, model: str = 'embedded:smollm2-135m', cache=None, n_ctx: int = 4096,
+                 n_threads: int | None = None, template_kwargs: dict | None = None):
         super().__init__(model, cache)
         from transformers import AutoTokenizer
         self.template_kwargs = dict(template_kwargs or {})
-        self.gguf = gguf_path(model) if model.startswith('embedded:') else Path(model) if model.endswith('.gguf') else to_gguf(model)
-        self.tokenizer = AutoTokenizer.from_pretrained(resolve_model(model) if not model.endswith('.gguf') else str(embedded_model_path()))
+        self.gguf = (gguf_path(model) if model.startswith('embedded:') else Path(model) if model.endswith('.gguf')
+                     else to_gguf(model))
+        self.tokenizer = AutoTokenizer.from_pretrained(resolve_model(model) if not model.endswith('.gguf')
+                                                       else str(embedded_model_path()))
         self.n_ctx, self.n_threads = n_ctx, n_threads or len(os.sched_getaffinity(0))
         self.llm = _load_llamacpp(str(self.gguf), n_ctx, self.n_threads)
         self.eos_ids = {i for i in (self.tokenizer.eos_token_id, self.llm.token_eos()) if i is not None and i >= 0}
 
     def signature(self) -> dict:
-        return super().signature() | dict(gguf=self.gguf.name) | ({'template_kwargs': self.template_kwargs} if self.template_kwargs else {})
+        return super().signature() | dict(gguf=self.gguf.name) | ({'template_kwargs': self.template_kwargs}
+                                                                  if self.template_kwargs else {})
 
     encode = TransformersBackend.encode
 
@@ -324,12 +340,15 @@ class LlamaCppBackend(Backend):
             self.llm.set_seed(job.seed)
             kw = dict(top_k=sampling.top_k, top_p=sampling.top_p, temp=float(sampling.temperature))
         room = self.n_ctx - len(ids)
-        if room < 1: return Completion('', 0, 'error', error=f'prompt of {len(ids)} tokens does not fit n_ctx={self.n_ctx}')
+        if room < 1:
+            return Completion('', 0, 'error', error=f'prompt of {len(ids)} tokens does not fit n_ctx={self.n_ctx}')
         out, stopped = [], False
         for t in self.llm.generate(ids, min_p=0.0, typical_p=1.0, repeat_penalty=1.0, reset=True, **kw):
             if t in self.eos_ids: stopped = True; break
             out.append(t)
-            if sampling.stop and any(s in self.tokenizer.decode(out[-64:], skip_special_tokens=True) for s in sampling.stop): break
+            if sampling.stop and any(s in self.tokenizer.decode(out[-64:], skip_special_tokens=True)
+                                     for s in sampling.stop):
+                break
             if len(out) >= min(sampling.max_new_tokens, room): break
         text, cut = cut_at_stop(self.tokenizer.decode(out, skip_special_tokens=True), sampling.stop)
         return Completion(text, len(out), 'stop' if stopped or cut else 'length')
@@ -343,6 +362,7 @@ class LlamaCppBackend(Backend):
 class BudgetExceeded(BackendError):
     "The next API request could take the spending of this process past its cap (`max_usd`)."
 
+# %% ../nbs/lib_14_llm.ipynb #cde07f51
 class OpenAIBackend(Backend):
     "Chat completions from any OpenAI-compatible server: bounded concurrency, retries with back-off, tokens from usage."
     kind = 'openai'
@@ -353,7 +373,8 @@ class OpenAIBackend(Backend):
         import openai
         super().__init__(model, cache)
         if concurrency < 1 or max_retries < 0: raise ValueError('concurrency must be >= 1 and max_retries >= 0')
-        if max_usd and model not in PRICES: raise BackendError(f'a spending cap needs a price for {model!r}: add it to dagger.llm.PRICES')
+        if max_usd and model not in PRICES:
+            raise BackendError(f'a spending cap needs a price for {model!r}: add it to dagger.llm.PRICES')
         key = os.environ.get(api_key_env) or None
         if key is None and (not base_url or 'api.openai.com' in base_url):
             raise BackendError(f'the openai backend reads its key from ${api_key_env}; set it in the environment')
@@ -365,16 +386,19 @@ class OpenAIBackend(Backend):
         self._client = openai.OpenAI(api_key=key or 'EMPTY', base_url=self.base_url, max_retries=0, timeout=timeout)
 
     def signature(self) -> dict:
-        return super().signature() | dict(base_url=self.base_url) | ({'template_kwargs': self.template_kwargs} if self.template_kwargs else {})
+        return super().signature() | dict(base_url=self.base_url) | ({'template_kwargs': self.template_kwargs}
+                                                                     if self.template_kwargs else {})
 
     def __repr__(self) -> str:
-        return f'OpenAIBackend(model={self.model!r}, base_url={self.base_url!r}, concurrency={self.concurrency}, cache={self.cache!r})'
+        return (f'OpenAIBackend(model={self.model!r}, base_url={self.base_url!r}, concurrency={self.concurrency}, '
+                f'cache={self.cache!r})')
 
     def _scrub(self, msg: str) -> str: return msg.replace(self._secret, '***') if self._secret else msg
 
     def _retryable(self, e: Exception) -> bool:
         import openai
-        if isinstance(e, openai.APITimeoutError): return self.retry_timeouts   # the server may still be generating (and billing)
+        # the server may still be generating (and billing)
+        if isinstance(e, openai.APITimeoutError): return self.retry_timeouts
         if isinstance(e, openai.APIConnectionError): return True
         return isinstance(e, openai.APIStatusError) and (e.status_code in (408, 409, 429) or e.status_code >= 500)
 
@@ -386,7 +410,8 @@ class OpenAIBackend(Backend):
 
     def _request(self, job: Job, sampling: Sampling) -> Completion:
         if len(sampling.stop) > 4: raise ValueError('the OpenAI API takes at most 4 stop strings')
-        extra = ({'top_k': sampling.top_k} if sampling.top_k else {}) | ({'chat_template_kwargs': self.template_kwargs} if self.template_kwargs else {})
+        extra = ({'top_k': sampling.top_k} if sampling.top_k else {}) | ({'chat_template_kwargs': self.template_kwargs}
+                                                                         if self.template_kwargs else {})
         kw = dict(model=self.model, messages=job.messages, max_completion_tokens=sampling.max_new_tokens,
                   temperature=sampling.temperature, top_p=sampling.top_p, stop=list(sampling.stop) or None,
                   seed=None if sampling.greedy else job.seed, n=1, extra_body=extra or None)
@@ -412,14 +437,17 @@ class OpenAIBackend(Backend):
                               'length' if ch.finish_reason == 'length' else 'stop')
 
     def _check_budget(self, job: Job, sampling: Sampling) -> float:
-        "Reserve this request's worst cost (prompt ≈ characters/2 tokens, all new tokens); raise `BudgetExceeded` if it could pass the cap."
+        ("Reserve this request's worst cost (prompt ≈ characters/2 tokens, all new tokens); raise `BudgetExceeded` if "
+         "it could pass the cap.")
         if not self.max_usd: return 0.0
         worst = cost(self.model, sum(len(m['content']) for m in job.messages)//2, sampling.max_new_tokens)
         with _USAGE_LOCK:
             u = _spent(self.model)
             if u['usd'] + u['reserved'] + worst > self.max_usd:
-                raise BudgetExceeded(f'{self.model}: ${u["usd"]:.4f} spent, ${u["reserved"]:.4f} in flight; the next request could cost '
-                                     f'${worst:.4f}, past the cap of ${self.max_usd:g} (api_max_usd): raise it to go on; finished completions are cached')
+                raise BudgetExceeded(f'{self.model}: ${u["usd"]:.4f} spent, ${u["reserved"]:.4f} in flight; '
+                                     'the next request could cost '
+                                     f'${worst:.4f}, past the cap of ${self.max_usd:g} (api_max_usd): '
+                                     'raise it to go on; finished completions are cached')
             u['reserved'] += worst
         return worst
 
@@ -479,18 +507,23 @@ def holding() -> list[str]:
     gc.collect()
     return sorted(set(_HELD.values()))
 
+# %% ../nbs/lib_14_llm.ipynb #b8e603e7
 def memory() -> dict:
-    "Free and total memory of the accelerator in GB, and what torch has reserved and allocated on it (on the CPU: the machine's memory)."
+    ("Free and total memory of the accelerator in GB, and what torch has reserved and allocated on it (on the CPU: the "
+     "machine's memory).")
     torch = sys.modules.get('torch')
     if torch is not None and torch.cuda.is_available():
         free, total = torch.cuda.mem_get_info()
-        return dict(device='cuda', free_gb=free / 1e9, total_gb=total / 1e9, reserved_gb=torch.cuda.memory_reserved() / 1e9,
-                    allocated_gb=torch.cuda.memory_allocated() / 1e9)
-    info = dict(l.split(':', 1) for l in Path('/proc/meminfo').read_text().splitlines()) if Path('/proc/meminfo').exists() else {}
-    kb = lambda k, pages: float(info[k].split()[0]) * 1024 if k in info else os.sysconf(pages) * os.sysconf('SC_PAGE_SIZE')
-    return dict(device='cpu', free_gb=kb('MemAvailable', 'SC_AVPHYS_PAGES') / 1e9, total_gb=kb('MemTotal', 'SC_PHYS_PAGES') / 1e9,
-                reserved_gb=None, allocated_gb=None)
+        return dict(device='cuda', free_gb=free / 1e9, total_gb=total / 1e9,
+                    reserved_gb=torch.cuda.memory_reserved() / 1e9, allocated_gb=torch.cuda.memory_allocated() / 1e9)
+    info = (dict(l.split(':', 1) for l in Path('/proc/meminfo').read_text().splitlines())
+            if Path('/proc/meminfo').exists() else {})
+    kb = lambda k, pages: (float(info[k].split()[0]) * 1024 if k in info
+                          else os.sysconf(pages) * os.sysconf('SC_PAGE_SIZE'))
+    return dict(device='cpu', free_gb=kb('MemAvailable', 'SC_AVPHYS_PAGES') / 1e9,
+                total_gb=kb('MemTotal', 'SC_PHYS_PAGES') / 1e9, reserved_gb=None, allocated_gb=None)
 
+# %% ../nbs/lib_14_llm.ipynb #f76bb1ac
 def release_attached_engine(model):
     "Shut down the vLLM engine unsloth attached to `model` (`fast_inference=True`), if any."
     engine = getattr(model, 'vllm_engine', None)
@@ -500,23 +533,29 @@ def release_attached_engine(model):
     except AttributeError as e: _log.warning('unsloth engine: %s; released by garbage collection instead', e)
     model.vllm_engine = None
 
+# %% ../nbs/lib_14_llm.ipynb #9bf745eb
 def hand_off(to: str) -> dict:
-    "Release what the last heavy phase held before `to` starts; raise `HandOffError` if a held object is still alive; record the free memory."
+    ("Release what the last heavy phase held before `to` starts; raise `HandOffError` if a held object is still alive; "
+     "record the free memory.")
     unload_models()
     left = holding()
     torch = sys.modules.get('torch')
     if torch is not None and torch.cuda.is_available(): torch.cuda.ipc_collect()
     if left: raise HandOffError(f'{to} cannot start: still alive: {", ".join(left)} (drop every reference to it first)')
-    rec = dict(to=to, time=round(time.time(), 1)) | {k: round(v, 3) if isinstance(v, float) else v for k, v in memory().items()}
+    rec = dict(to=to, time=round(time.time(), 1)) | {k: round(v, 3) if isinstance(v, float) else v
+                                                     for k, v in memory().items()}
     HAND_OFFS.append(rec)
     _log.info('hand-off to %s: %.2f of %.2f GB free', to, rec['free_gb'], rec['total_gb'])
     return rec
 
+# %% ../nbs/lib_14_llm.ipynb #38cb72bb
 def unsloth_first(device: str = 'auto') -> bool:
-    "On the GPU path with unsloth installed, import it now, before trl, transformers and peft (it patches them as it loads); True if it is in."
+    ("On the GPU path with unsloth installed, import it now, before trl, transformers and peft (it patches them as it "
+     "loads); True if it is in.")
     if 'unsloth' in sys.modules: return True
     if resolve_device(device) == 'cpu' or importlib.util.find_spec('unsloth') is None: return False
     if late := [m for m in ('trl', 'transformers', 'peft') if m in sys.modules]:
-        _log.warning('unsloth imported after %s: their unpatched code may run; call unsloth_first() before anything imports them', late)
+        _log.warning('unsloth imported after %s: their unpatched code may run; call unsloth_first() before anything '
+                     'imports them', late)
     import unsloth  # noqa: F401
     return True

@@ -118,6 +118,7 @@ def _parse_numeral(s: str) -> float:
         return (float(whole) if whole else 0.0) + float(a) / float(b)
     return float(s)
 
+# %% ../nbs/lib_05_numbers.ipynb #4ce32cec
 def _parse_en_words(s: str) -> float:
     toks = re.split(r'[\s-]+', s.lower().replace(' and ', ' '))
     total, cur = 0.0, 0.0
@@ -130,6 +131,7 @@ def _parse_en_words(s: str) -> float:
         else: raise NumberError(f'not an English number word: {t!r} in {s!r}')
     return total + cur
 
+# %% ../nbs/lib_05_numbers.ipynb #d433937d
 def _parse_bn_word(s: str) -> float:
     key = _bn_key(s)
     for w in sorted(_BN_VALUE, key=len, reverse=True):
@@ -139,6 +141,7 @@ def _parse_bn_word(s: str) -> float:
                 return float(_BN_VALUE[w])
     raise NumberError(f'not a Bangla number word: {s!r}')
 
+# %% ../nbs/lib_05_numbers.ipynb #945b5120
 def parse_number(text: str) -> float:
     "Read one number written as digits (ASCII or Bangla), a fraction, or a number word, with an optional scale word."
     s = text.strip()

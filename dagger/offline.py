@@ -33,6 +33,7 @@ class Target:
     noun: Noun | None = None
     unit: Unit | None = None
 
+# %% ../nbs/lib_25_offline.ipynb #30eaef0f
 def _number_mentions(text: str, sent_of, lang: str) -> tuple[list[Mention], list[tuple[Unit, int]]]:
     "Nouns and units that follow a number (after its classifier and adjectives)."
     nouns, unit_hits = [], []
@@ -61,6 +62,7 @@ def _number_mentions(text: str, sent_of, lang: str) -> tuple[list[Mention], list
             i += 1
     return nouns, unit_hits
 
+# %% ../nbs/lib_25_offline.ipynb #646d7952
 def _all_mentions(text: str, sent_of, lang: str) -> tuple[list[Mention], list[tuple[Unit, int]]]:
     "Every unambiguous lexicon noun and unit anywhere in the text."
     nouns, unit_hits = [], []
@@ -82,19 +84,23 @@ def _unmasked(text: str, lang: str) -> str:
     for w in _NOT_MONEY[lang]: text = text.replace(w, ' ')
     return text
 
-_MONEY_WORDS = {'bn': tuple(nfc(w) for w in ('টাকা', 'ডলার', 'সেন্ট', 'পয়সা', 'দাম', 'খরচ', 'মূল্য', 'আয়', 'বেতন', 'লাভ', 'উপার্জন', 'ভাড়া', '$')),
-                'en': ('$', 'dollar', 'cent', 'price', 'cost', 'pay', 'paid', 'earn', 'spend', 'spent', 'sell', 'sold', 'profit', 'buy',
-                       'bought', 'charge', 'save', 'money', 'worth')}
-_DIM_WORDS = {'bn': {'weight': ('ওজন',), 'age': ('বয়স', 'বছর বয়সী'), 'distance': ('দূর',), 'length': ('লম্বা', 'দৈর্ঘ্য', 'উচ্চতা', 'প্রস্থ'),
-                     'time': ('সময়',)},
+# %% ../nbs/lib_25_offline.ipynb #aa6f9a96
+_MONEY_WORDS = {'bn': tuple(nfc(w) for w in ('টাকা', 'ডলার', 'সেন্ট', 'পয়সা', 'দাম', 'খরচ', 'মূল্য', 'আয়', 'বেতন',
+                                             'লাভ', 'উপার্জন', 'ভাড়া', '$')),
+                'en': ('$', 'dollar', 'cent', 'price', 'cost', 'pay', 'paid', 'earn', 'spend', 'spent', 'sell', 'sold',
+                       'profit', 'buy', 'bought', 'charge', 'save', 'money', 'worth')}
+_DIM_WORDS = {'bn': {'weight': ('ওজন',), 'age': ('বয়স', 'বছর বয়সী'), 'distance': ('দূর',),
+                     'length': ('লম্বা', 'দৈর্ঘ্য', 'উচ্চতা', 'প্রস্থ'), 'time': ('সময়',)},
               'en': {'weight': ('weigh', 'heavy'), 'age': ('age', ' old'), 'distance': ('far', 'away', 'distance'),
                      'length': ('long', 'length', 'tall', 'height', 'wide', 'width'), 'time': ('time', 'how long')}}
-_TOTAL = {'bn': re.compile(nfc(r'মোট|সব মিলিয়ে|সবমিলিয়ে|একসাথে|একত্রে|সর্বমোট')), 'en': re.compile(r'\b(total|altogether|in all|combined|together)\b', re.I)}
+_TOTAL = {'bn': re.compile(nfc(r'মোট|সব মিলিয়ে|সবমিলিয়ে|একসাথে|একত্রে|সর্বমোট')),
+          'en': re.compile(r'\b(total|altogether|in all|combined|together)\b', re.I)}
 
 def money_style(text: str, lang: str) -> str:
     "How the problem writes money: '$', 'ডলার', 'টাকা' or 'সেন্ট' (Bangla); '$' or 'cents' (English)."
     if '$' in text: return '$'
-    if lang == 'en': return 'cents' if re.search(r'\bcents?\b', text, re.I) and not re.search(r'\bdollars?\b', text, re.I) else '$'
+    if lang == 'en':
+        return 'cents' if re.search(r'\bcents?\b', text, re.I) and not re.search(r'\bdollars?\b', text, re.I) else '$'
     for w in ('ডলার', 'সেন্ট'):
         if w in text: return w
     return 'টাকা'
@@ -102,27 +108,35 @@ def money_style(text: str, lang: str) -> str:
 def money_key(style: str) -> str:
     return {'$': 'usd', 'ডলার': 'usd', 'টাকা': 'bdt', 'সেন্ট': 'cent', 'cents': 'cent'}[style]
 
+# %% ../nbs/lib_25_offline.ipynb #d37ba609
 def _asked_noun_or_unit(qsent: str, lang: str, money: str) -> Target | None:
     "The noun or unit right after the question word."
     m = _ASK[lang].search(nfc(qsent) if lang == 'bn' else qsent)
     if not m: return None
     toks = tokens(qsent[m.end():])[:5]
     if lang == 'en' and m.group(1).lower() in ('much', 'far', 'long'):
-        if m.group(1).lower() == 'much' and re.search(r'money|cost|pay|spend|spent|earn|make|charge|save|\$', qsent, re.I): return Target(unit=unit_word(money_key(money), 'en'))
+        if m.group(1).lower() == 'much' \
+           and re.search(r'money|cost|pay|spend|spent|earn|make|charge|save|\$', qsent, re.I):
+            return Target(unit=unit_word(money_key(money), 'en'))
         return None
     for i, t in enumerate(toks):
         hit = lookup_noun(toks, i, lang)
         u = lookup_unit(t, lang)
         if hit and hit[0].cls != 'place': return Target(noun=hit[0])
-        if u: return Target(unit=unit_word(money_key(money), lang) if u.dim == 'money' else u) if u.dim != 'container' else None
+        if u:
+            return (Target(unit=unit_word(money_key(money), lang) if u.dim == 'money' else u)
+                    if u.dim != 'container' else None)
         if (nfc(t) if lang == 'bn' else t.lower()) not in _SKIP[lang]: break
 
-_ASK_DIM = {'bn': [('money', nfc(r'টাকা|ডলার|\$|খরচ|উপার্জন|আয়|দাম|মূল্য|লাভ|বেতন|সঞ্চয়|ব্যয়')), ('distance', nfc(r'দূর|দূরত্ব')), ('time', nfc(r'কতক্ষণ|কত সময়')), ('weight', nfc(r'ওজন'))],
-            'en': [('money', r'\$|money|cost|pay|spend|spent|earn|make|charge|save|profit|price'), ('distance', r'how far|distance'),
-                   ('time', r'how long'), ('weight', r'weigh')]}
+# %% ../nbs/lib_25_offline.ipynb #40a48450
+_ASK_DIM = {'bn': [('money', nfc(r'টাকা|ডলার|\$|খরচ|উপার্জন|আয়|দাম|মূল্য|লাভ|বেতন|সঞ্চয়|ব্যয়')),
+                   ('distance', nfc(r'দূর|দূরত্ব')), ('time', nfc(r'কতক্ষণ|কত সময়')), ('weight', nfc(r'ওজন'))],
+            'en': [('money', r'\$|money|cost|pay|spend|spent|earn|make|charge|save|profit|price'),
+                   ('distance', r'how far|distance'), ('time', r'how long'), ('weight', r'weigh')]}
 
 def question_target(qsent: str, lang: str, money: str, unit_list=()) -> Target | None:
-    "The noun or unit the question asks for; else the dimension its words ask about (money, distance, time) in the problem's unit."
+    ("The noun or unit the question asks for; else the dimension its words ask about (money, distance, time) in the "
+     "problem's unit.")
     t = _asked_noun_or_unit(qsent, lang, money)
     if t or not _ASK[lang].search(nfc(qsent) if lang == 'bn' else qsent): return t
     for dim, pat in _ASK_DIM[lang]:
@@ -135,14 +149,17 @@ def question_target(qsent: str, lang: str, money: str, unit_list=()) -> Target |
 # %% ../nbs/lib_25_offline.ipynb #61067d86
 # Bangla pronouns have no gender; only plain ones count: the people we add are introduced with plain verbs, so honorific
 # তিনি/তাঁর cannot be taken for them, and তার before চেয়ে/থেকে/অর্ধেক... means "than that", "half of that".
-_BN_PRONOUN = re.compile(nfc(r'(?<![\u0980-\u09ff])(সে|তাকে|তারা|তাদের|তাদেরকে|ওর|ওকে|ওরা|ওদের|তার(?!\s+(চেয়ে|চাইতে|থেকে|অর্ধেক|দ্বিগুণ|তিনগুণ|পরে|আগে|পর|সমান)))(?![\u0980-\u09ff])'))
-_EN_PRONOUN = {'m': re.compile(r'\b(he|his|him|they|their|theirs|them)\b', re.I), 'f': re.compile(r'\b(she|her|hers|they|their|theirs|them)\b', re.I)}
+_BN_PRONOUN = re.compile(nfc(r'(?<![\u0980-\u09ff])(সে|তাকে|তারা|তাদের|তাদেরকে|ওর|ওকে|ওরা|ওদের|তার(?!\s+(চেয়ে|চাইতে|'
+                             r'থেকে|অর্ধেক|দ্বিগুণ|তিনগুণ|পরে|আগে|পর|সমান)))(?![\u0980-\u09ff])'))
+_EN_PRONOUN = {'m': re.compile(r'\b(he|his|him|they|their|theirs|them)\b', re.I),
+               'f': re.compile(r'\b(she|her|hers|they|their|theirs|them)\b', re.I)}
 
 def has_pronoun(sentence: str, lang: str, gender: str = '') -> bool:
     "Whether `sentence` has a personal pronoun a newly named person (of `gender`, English only) could be taken for."
     if lang == 'bn': return bool(_BN_PRONOUN.search(nfc(sentence)))
     return any(p.search(sentence) for g, p in _EN_PRONOUN.items() if gender in ('', g))
 
+# %% ../nbs/lib_25_offline.ipynb #a1b72f54
 @dataclass(frozen=True)
 class Reading:
     "What the generator knows about one problem."
@@ -161,6 +178,7 @@ class Reading:
     lowercase: bool         # MSVAMP-en style: lowercase, ' .' before punctuation
     composed_ya: bool       # the problem writes য় as U+09DF
 
+# %% ../nbs/lib_25_offline.ipynb #6e197a54
 def _dims(text: str, lang: str, unit_list) -> frozenset:
     low = _unmasked(nfc(text) if lang == 'bn' else text.lower(), lang)
     dims = {u.dim for u in unit_list}
@@ -170,6 +188,7 @@ def _dims(text: str, lang: str, unit_list) -> frozenset:
     if any(u.key == 'year' for u in unit_list): dims.add('age')
     return frozenset(dims)
 
+# %% ../nbs/lib_25_offline.ipynb #8d093e58
 @functools.lru_cache(maxsize=8192)
 def read_problem(question: str, lang: str) -> Reading:
     "Nouns, units, target, dimensions, days and register of `question` (lang 'bn' or 'en')."
@@ -183,10 +202,13 @@ def read_problem(question: str, lang: str) -> Reading:
     unit_list = tuple(u for u, _ in u1 + u2)
     q = question_number(list(sents))
     money = money_style(question, lang)
-    day_keys = [k for k, (text, _) in times(lang).items() if k.startswith('day:') and text.split()[-1].lower() in question.lower()]
+    day_keys = [k for k, (text, _) in times(lang).items() if k.startswith('day:')
+                and text.split()[-1].lower() in question.lower()]
     script = digit_script(question) if re.search('[0-9০-৯]', question) else ('bn' if lang == 'bn' else 'ascii')
-    return Reading(question, lang, sents, q, tuple(counted + named), question_target(sents[q - 1], lang, money, unit_list),
-                   _dims(question, lang, unit_list), unit_list, tuple(day_keys), bool(_TOTAL[lang].search(sents[q - 1])), script, money,
+    return Reading(question, lang, sents, q, tuple(counted + named),
+                   question_target(sents[q - 1], lang, money, unit_list),
+                   _dims(question, lang, unit_list), unit_list, tuple(day_keys),
+                   bool(_TOTAL[lang].search(sents[q - 1])), script, money,
                    question == question.lower() and bool(re.search(r' [.?]', question)),
                    question.count('\u09df') >= question.count('\u09af\u09bc') and '\u09df' in question)
 
@@ -205,6 +227,7 @@ class Slot:
     name: str = ''          # the new person, if the template names one
     when: str = ''          # times.tsv key, if the template has {when}
 
+# %% ../nbs/lib_25_offline.ipynb #f4e228d7
 def _money_text(x: int, num: str, key: str, r: Reading) -> str:
     if key == 'cent': return f'{num} সেন্ট' if r.lang == 'bn' else f'{num} cents'
     if r.lang == 'en': return f'$ {num}' if r.lowercase else f'${num}'
@@ -218,18 +241,24 @@ def _style(s: str, r: Reading) -> str:
     elif r.composed_ya: s = s.replace('\u09af\u09bc', '\u09df')
     return s
 
+# %% ../nbs/lib_25_offline.ipynb #dbf63b47
 def _noun_slots(n: Noun, num: str, lang: str) -> dict:
     if lang == 'en':
-        return dict(count=f'{num} {n.pl}', count_acc=f'{num} {n.pl}', item=n.sg, items=n.pl, item_gen=n.sg, item_pl=n.pl, item_pl_gen=n.pl,
-                    did=n.verb_en[0] if n.verb_en else '', do=n.verb_en[1] if n.verb_en else '', to_do=f'to {n.verb_en[1]}' if n.verb_en else '')
+        return dict(count=f'{num} {n.pl}', count_acc=f'{num} {n.pl}', item=n.sg, items=n.pl, item_gen=n.sg,
+                    item_pl=n.pl, item_pl_gen=n.pl,
+                    did=n.verb_en[0] if n.verb_en else '', do=n.verb_en[1] if n.verb_en else '',
+                    to_do=f'to {n.verb_en[1]}' if n.verb_en else '')
     count = f'{num} জন {n.word}' if n.cls == 'person' else f'{num}টি {n.word}'
     return dict(count=count, count_acc=count + 'কে', item=n.word, item_gen=bn_genitive(n), item_pl=bn_plural(n),
                 item_pl_gen=bn_plural_genitive(n), did=n.did, to_do=n.to_do, inf=n.inf)
 
 def _gloss_slots(n: Noun, num: str) -> dict:
-    return dict(count=f'{num} {n.pl}', count_acc=f'{num} {n.pl}', item=n.sg, items=n.pl, item_gen=n.sg, item_pl=n.pl, item_pl_gen=n.pl,
-                did=n.verb_en[0] if n.verb_en else '', do=n.verb_en[1] if n.verb_en else '', to_do=f'to {n.verb_en[1]}' if n.verb_en else '')
+    return dict(count=f'{num} {n.pl}', count_acc=f'{num} {n.pl}', item=n.sg, items=n.pl, item_gen=n.sg, item_pl=n.pl,
+                item_pl_gen=n.pl,
+                did=n.verb_en[0] if n.verb_en else '', do=n.verb_en[1] if n.verb_en else '',
+                to_do=f'to {n.verb_en[1]}' if n.verb_en else '')
 
+# %% ../nbs/lib_25_offline.ipynb #8267d9f4
 def slot_values(s: Slot, r: Reading, gloss: bool = False) -> dict:
     "The text of every template slot for choices `s` in problem `r` (English glosses when `gloss`)."
     lang = 'en' if gloss else r.lang
@@ -240,19 +269,24 @@ def slot_values(s: Slot, r: Reading, gloss: bool = False) -> dict:
         out.update(_gloss_slots(n, num) if gloss else _noun_slots(n, num, r.lang))
     if s.place:
         p = lexicon(r.lang)[s.place]
-        out.update(place=p.sg, place_loc=p.sg if gloss or r.lang == 'en' else bn_locative(p), place_def=p.sg if gloss or r.lang == 'en' else p.word + 'টি')
+        out.update(place=p.sg, place_loc=p.sg if gloss or r.lang == 'en' else bn_locative(p),
+                   place_def=p.sg if gloss or r.lang == 'en' else p.word + 'টি')
     if s.name:
         nm = next(x for x in names(r.lang) if x[0] == s.name)
-        out.update(name=nm[2] if gloss else nm[0], Name=nm[2] if gloss else nm[0], name_gen=f"{nm[2]}'s" if gloss else nm[1])
+        out.update(name=nm[2] if gloss else nm[0], Name=nm[2] if gloss else nm[0],
+                   name_gen=f"{nm[2]}'s" if gloss else nm[1])
     if s.when:
         text, eng = times(r.lang)[s.when]
         out.update(when=eng if gloss else text, When=eng if gloss else text)
     if s.unit:
-        out['money'] = f'{num} {"cents" if s.unit == "cent" else "taka" if s.unit == "bdt" else "dollars"}' if gloss else _money_text(s.value, num, s.unit, r)
-        if s.unit not in ('usd', 'bdt', 'cent'): out['unit'] = unit_word(s.unit, 'en').gloss if lang == 'en' else unit_word(s.unit, 'bn').word
+        out['money'] = (f'{num} {"cents" if s.unit == "cent" else "taka" if s.unit == "bdt" else "dollars"}' if gloss
+                        else _money_text(s.value, num, s.unit, r))
+        if s.unit not in ('usd', 'bdt', 'cent'):
+            out['unit'] = unit_word(s.unit, 'en').gloss if lang == 'en' else unit_word(s.unit, 'bn').word
     out['n'] = num
     return out
 
+# %% ../nbs/lib_25_offline.ipynb #62d32adb
 def render(s: Slot, r: Reading) -> str:
     "The sentence template `s.template` writes for choices `s` in problem `r`."
     t = template(s.template)
@@ -265,21 +299,25 @@ def gloss(s: Slot, r: Reading) -> str:
     return g[0].upper() + g[1:]
 
 # %% ../nbs/lib_25_offline.ipynb #085fc2dc
-ATTR_DIM = {'weight': 'weight', 'price': 'money', 'bought_years': 'time', 'bought_days': 'time', 'far': 'distance', 'age': 'age',
-            'height': 'length', 'task_time': 'time', 'place_age': 'age', 'home_far': 'distance'}   # OAD: the dimension each measure adds
+# OAD: the dimension each measure adds
+ATTR_DIM = {'weight': 'weight', 'price': 'money', 'bought_years': 'time', 'bought_days': 'time', 'far': 'distance',
+            'age': 'age', 'height': 'length', 'task_time': 'time', 'place_age': 'age', 'home_far': 'distance'}
 
 def fits(t: Template, n: Noun) -> bool:
-    "Whether noun `n` may fill template `t`: its class is accepted, it has a size or tag the template needs and none it excludes (`!tag`)."
+    ("Whether noun `n` may fill template `t`: its class is accepted, it has a size or tag the template needs and none "
+     "it excludes (`!tag`).")
     want = [x for x in t.needs if not x.startswith('!')]
     if any(x[1:] in n.tags for x in t.needs if x.startswith('!')): return False
     return n.cls in t.classes and (not want or n.size in want or bool(n.tags & set(want)))
 
+# %% ../nbs/lib_25_offline.ipynb #b3404d7e
 def red_target(r: Reading) -> Target | None:
     "The question's target; without a question word, the noun the problem counts most often."
     if r.target: return r.target
     counted = [m.noun for m in r.mentions if m.value is not None and m.noun.cls != 'place']
     return Target(noun=max(counted, key=counted.count)) if counted else None
 
+# %% ../nbs/lib_25_offline.ipynb #0b338c65
 def count_anchor(n: Noun, r: Reading) -> float | None:
     "The problem's own count of `n`, else of nouns of its class: new counts are drawn near it."
     for same in (lambda m: m.noun == n, lambda m: m.noun.cls == n.cls):
@@ -287,8 +325,10 @@ def count_anchor(n: Noun, r: Reading) -> float | None:
         if vals: return max(vals)
     return None
 
+# %% ../nbs/lib_25_offline.ipynb #8ceac97a
 def _count_seed(t: Template, n: Noun, r: Reading) -> dict | None:
-    "The range for a noun's number: its class and size row, near the problem's own count for counts; prices in the problem's money."
+    ("The range for a noun's number: its class and size row, near the problem's own count for counts; prices in the "
+     "problem's money.")
     unit = ('bdt' if r.lang == 'bn' else 'usd') if t.measure == 'price' else None
     row = find_range(t.measure, n.cls, n.size, r.lang, unit, n.word)
     if row is None: return None
@@ -301,6 +341,7 @@ def _measure_seed(t: Template, key: str, r: Reading) -> dict | None:
     row = find_range(t.measure, '*', '*', r.lang, key)
     return dict(cls=t.classes[0], unit=key, lo=row.lo, hi=row.hi, step=row.step) if row else None
 
+# %% ../nbs/lib_25_offline.ipynb #b121cd3c
 RED_UNIT_DIMS = ('money', 'time', 'distance')     # a RED about an amount only where the amount itself is asked for
 BOUGHT = ('bought_years', 'bought_days', 'far')    # frames that say where or when the items were bought
 
@@ -314,15 +355,19 @@ def has_origin(r: Reading) -> bool:
     text = r.question if r.lang == 'bn' else r.question.lower()
     return any(w in text for w in origins(r.lang))
 
+# %% ../nbs/lib_25_offline.ipynb #f25dd79d
 def candidates(r: Reading, ty: str) -> list[tuple[Template, dict]]:
     "(template, seed) pairs that fit problem `r` for type `ty`; a seed holds the slot's noun, place, unit and range."
     ts = [t for t in templates() if t.type == ty and t.lang == r.lang]
     target = red_target(r)
     first = [m.noun for m in r.mentions if m.value is not None] + ([target.noun] if target and target.noun else [])
-    nouns = list(dict.fromkeys(n for n in first if n.cls != 'place'))         # OAD says "each X": only nouns the problem counts or asks for
-    named = list(dict.fromkeys(n for n in first + [m.noun for m in r.mentions] if n.cls != 'place'))   # NEED: any named noun, counted first
+    # OAD says "each X": only nouns the problem counts or asks for
+    nouns = list(dict.fromkeys(n for n in first if n.cls != 'place'))
+    # NEED: any named noun, counted first
+    named = list(dict.fromkeys(n for n in first + [m.noun for m in r.mentions] if n.cls != 'place'))
     many = {m.noun.word for m in r.mentions if m.value is not None and m.value >= 2}
-    places = list(dict.fromkeys(m.noun for m in r.mentions if m.noun.cls == 'place' and m.noun.word not in many))   # "the school" only when there is one
+    # "the school" only when there is one
+    places = list(dict.fromkeys(m.noun for m in r.mentions if m.noun.cls == 'place' and m.noun.word not in many))
     out = []
     def add_noun(t, n, place=None):
         seed = _count_seed(t, n, r)
@@ -361,12 +406,16 @@ def _anchor_sentence(seed: dict, r: Reading) -> int:
         if word and m.noun.word == word: return m.sentence
     return 0
 
+# %% ../nbs/lib_25_offline.ipynb #b6e70f85
 def pronoun_safe(sentences: list[str], new_person: list[str], lang: str) -> bool:
-    "No sentence that names a new person (its gender, or '' for none) is followed by one with a pronoun that could then mean them."
-    return not any(new_person[i] and has_pronoun(sentences[i + 1], lang, new_person[i]) for i in range(len(sentences) - 1))
+    ("No sentence that names a new person (its gender, or '' for none) is followed by one with a pronoun that could "
+     "then mean them.")
+    return not any(new_person[i] and has_pronoun(sentences[i + 1], lang, new_person[i])
+                   for i in range(len(sentences) - 1))
 
 def _layout(r: Reading, plan: list[tuple[str, int, str]]) -> tuple[list[str], list[str]]:
-    "The sentences of the problem with `plan`'s (sentence, insert_after, new person's gender) put in, and the gender per sentence."
+    ("The sentences of the problem with `plan`'s (sentence, insert_after, new person's gender) put in, and the gender "
+     "per sentence.")
     out, flags = [], []
     for k in range(len(r.sentences) + 1):
         for s, at, person in plan:
@@ -374,8 +423,10 @@ def _layout(r: Reading, plan: list[tuple[str, int, str]]) -> tuple[list[str], li
         if k < len(r.sentences): out.append(r.sentences[k]); flags.append('')
     return out, flags
 
+# %% ../nbs/lib_25_offline.ipynb #39c30226
 def _place(r: Reading, plan: list, sentence: str, person: str, prefer: int, rng: random.Random) -> int | None:
-    "Where the new sentence goes: after the sentence naming its noun if it can, else at the start; never after the question or before a pronoun."
+    ("Where the new sentence goes: after the sentence naming its noun if it can, else at the start; never after the "
+     "question or before a pronoun.")
     if r.q <= 1: options = [0]
     else:
         rest = [k for k in range(1, r.q) if k != prefer]
@@ -387,17 +438,21 @@ def _place(r: Reading, plan: list, sentence: str, person: str, prefer: int, rng:
         if pronoun_safe(*_layout(r, plan + [(sentence, k, person)]), r.lang): return k
     return None
 
+# %% ../nbs/lib_25_offline.ipynb #a8739b9c
 def _when(t: Template, r: Reading, rng: random.Random) -> str:
     if '{when' not in t.text.lower(): return ''
     other = [k for k in times(r.lang) if k.startswith('day:') and k not in r.days]
     return rng.choice(other) if r.days and other else rng.choice(['last_week', 'last_month'])
 
+# %% ../nbs/lib_25_offline.ipynb #82bbeed1
 SHORTFALL = {'frames': 'no unused template fits a noun, place or unit of the problem',
              'values': 'every value in range is a number of the problem or its gold computation',
              'pronoun': 'every fitting template names a new person and every place for it comes right before a pronoun'}
 
-def offline_sentences(r: Reading, types: list[str], rng: random.Random, forbidden=(), why: dict | None = None) -> list[dict]:
-    "One sentence per entry of `types`, fewer when no template fits (counted by reason in `why`): sentence, insert_after, type, slot."
+def offline_sentences(r: Reading, types: list[str], rng: random.Random, forbidden=(),
+                      why: dict | None = None) -> list[dict]:
+    ("One sentence per entry of `types`, fewer when no template fits (counted by reason in `why`): sentence, "
+     "insert_after, type, slot.")
     forbidden, used_t, used_items, plan, out = set(forbidden), set(), set(), [], []
     people = [nm for nm in names(r.lang) if nm[0].lower() not in r.question.lower()]
     rng.shuffle(people)
@@ -414,7 +469,8 @@ def offline_sentences(r: Reading, types: list[str], rng: random.Random, forbidde
             person = people[sum(o['slot'].name != '' for o in out) % len(people)] if t.new_person and people else None
             if t.new_person and not person: continue
             name, gender = (person[0], person[3]) if person else ('', '')
-            slot = Slot(t.id, seed['cls'], seed['item'], seed['place'], seed['unit'], value, seed['lo'], seed['hi'], name, _when(t, r, rng))
+            slot = Slot(t.id, seed['cls'], seed['item'], seed['place'], seed['unit'], value, seed['lo'], seed['hi'],
+                        name, _when(t, r, rng))
             sentence = render(slot, r)
             k = _place(r, plan, sentence, gender, min(_anchor_sentence(seed, r), r.q - 1), rng)
             if k is None:
@@ -444,6 +500,7 @@ def graph_values(gold: dict | None) -> set:
         except (GraphError, ValueError, KeyError, TypeError): pass
     return vals
 
+# %% ../nbs/lib_25_offline.ipynb #920aea51
 def _get(p, k, default=None):
     return p.get(k, default) if isinstance(p, dict) else getattr(p, k, default)
 
@@ -453,11 +510,14 @@ def _seeded(seed: int, *parts) -> random.Random:
 def _slot_dict(s: Slot) -> dict:
     return {k: v for k, v in dataclasses.asdict(s).items() if v not in ('', None)}
 
-def offline_augment(problem, types: list[str], seed: int = 0, row_index: int | None = None, aug_label: str | None = None) -> dict:
+# %% ../nbs/lib_25_offline.ipynb #1fd959fd
+def offline_augment(problem, types: list[str], seed: int = 0, row_index: int | None = None,
+                    aug_label: str | None = None) -> dict:
     "A DistractMath record for `problem` with up to one template sentence per entry of `types`."
     for t in types:
         if t not in AUG_TYPES: raise DistractorError(f'unknown augmentation type {t!r}; have {AUG_TYPES}')
-    q, answer, lang, pid = _get(problem, 'question'), float(_get(problem, 'answer')), _get(problem, 'lang'), _get(problem, 'id')
+    q, answer, lang, pid = (_get(problem, 'question'), float(_get(problem, 'answer')), _get(problem, 'lang'),
+                            _get(problem, 'id'))
     r = read_problem(q, lang)
     forbidden = {n.value for n in extract_numbers(q)} | {answer} | graph_values(_get(problem, 'gold_graph'))
     label = aug_label or '+'.join(dict.fromkeys(types))
@@ -474,12 +534,15 @@ def offline_augment(problem, types: list[str], seed: int = 0, row_index: int | N
                 slots=[_slot_dict(s['slot']) for s in sents], shortfall=why, lang=lang, source=_get(problem, 'source'),
                 generator=f'{GENERATOR_VERSION}, seed {seed}')
 
-_WHAT = {'RED': 'the asked-for item held by another person, place or time', 'OAD': 'a new-dimension attribute of a named object',
+# %% ../nbs/lib_25_offline.ipynb #bd4c30a4
+_WHAT = {'RED': 'the asked-for item held by another person, place or time',
+         'OAD': 'a new-dimension attribute of a named object',
          'NEED': 'an event planned but not done, undone, or hypothetical'}
 
 def _justify(sents: list[dict]) -> str:
     vals = ', '.join(format_number(s['slot'].value) for s in sents)
-    return f"template: {vals} about {'; '.join(dict.fromkeys(_WHAT[s['type']] for s in sents))}; not in the gold computation"
+    return (f"template: {vals} about {'; '.join(dict.fromkeys(_WHAT[s['type']] for s in sents))}; "
+            "not in the gold computation")
 
 def record_glosses(r: dict) -> list[str]:
     "An English gloss of each added sentence of record `r`, from its slots."
@@ -490,26 +553,33 @@ def record_glosses(r: dict) -> list[str]:
 def _norm(s: str) -> str:
     return re.sub(r'[\s।.?!,;:"\'“”‘’]+', ' ', nfc(s)).strip().lower()
 
+# %% ../nbs/lib_25_offline.ipynb #10e50094
 def _check_text(r: dict) -> list[str]:
     "The checks every record gets: numbers read back, none equal to the problem's, question last, original text intact."
     errs = []
     q, m, added = r['original_question'], r['modified_question'], r['added_sentences']
     probs = {n.value for n in extract_numbers(q)} | {float(r['ground_truth'])}
     got = [n.value for s in added for n in extract_numbers(s, ones=False)]
-    if sorted(got) != sorted(r.get('distractor_values', got)): errs.append(f'numbers in added sentences {got} != distractor_values {r.get("distractor_values")}')
-    if any(_clash(v, probs) for v in got): errs.append(f'a distractor number equals a problem number or the answer: {got}')
-    if r.get('n_distractors') is not None and r['n_distractors'] != len(r.get('distractor_values', got)): errs.append('n_distractors mismatch')
+    if sorted(got) != sorted(r.get('distractor_values', got)):
+        errs.append(f'numbers in added sentences {got} != distractor_values {r.get("distractor_values")}')
+    if any(_clash(v, probs) for v in got):
+        errs.append(f'a distractor number equals a problem number or the answer: {got}')
+    if r.get('n_distractors') is not None and r['n_distractors'] != len(r.get('distractor_values', got)):
+        errs.append('n_distractors mismatch')
     so, sm = split_sentences(q), split_sentences(m)
     if sm[-1] != so[-1]: errs.append('the last sentence changed')
     qs = so[question_number(so) - 1]
-    if qs not in sm or any(sm.index(qs) < sm.index(s) for s in added if s in sm): errs.append('an added sentence comes after the question')
+    if qs not in sm or any(sm.index(qs) < sm.index(s) for s in added if s in sm):
+        errs.append('an added sentence comes after the question')
     if any(s not in sm for s in added): errs.append('an added sentence is not a sentence of the modified problem')
-    if len({_norm(s) for s in added}) < len(added) or any(_norm(s) in {_norm(x) for x in so} for s in added): errs.append('duplicate sentence')
+    if len({_norm(s) for s in added}) < len(added) or any(_norm(s) in {_norm(x) for x in so} for s in added):
+        errs.append('duplicate sentence')
     rest = m
     for s in added: rest = rest.replace(s, '', 1)
     if re.sub(r'\s+', '', rest) != re.sub(r'\s+', '', q): errs.append('the original text was changed')
     return errs
 
+# %% ../nbs/lib_25_offline.ipynb #a6686acc
 def _check_slot(s: Slot, ty: str, sentence: str, rd: Reading) -> list[str]:
     "The checks of one generated sentence: frame, lexicon, tie to the problem, range, and that it re-renders exactly."
     t, errs, lex = template(s.template), [], lexicon(rd.lang)
@@ -521,21 +591,28 @@ def _check_slot(s: Slot, ty: str, sentence: str, rd: Reading) -> list[str]:
         if not word: continue
         n = lex.get(word)
         if n is None or n.word != word: errs.append(f'{word!r} is not a lexicon stem'); continue
-        if (n.cls == 'place') != place or not (place or fits(t, n)) or (place and '{place' in t.text and 'place' in t.classes and not fits(t, n)):
+        if (n.cls == 'place') != place or not (place or fits(t, n)) or (place and '{place' in t.text
+                                                                        and 'place' in t.classes and not fits(t, n)):
             errs.append(f'{word!r} ({n.cls}, {n.size}) does not fit {s.template}')
         if ty in ('RED', 'OAD') and word not in named: errs.append(f'{word!r} is not named in the problem')
     if ty == 'RED':
-        want = (target.noun.word if target.noun else money_key(rd.money) if target.unit.dim == 'money' else target.unit.key) if target else None
+        want = ((target.noun.word if target.noun else money_key(rd.money) if target.unit.dim == 'money'
+                 else target.unit.key) if target else None)
         if (s.item or s.unit) != want: errs.append(f'RED is about {s.item or s.unit!r}, the question asks for {want!r}')
-    if ty == 'OAD' and ATTR_DIM[t.measure] in rd.dims: errs.append(f'OAD adds {ATTR_DIM[t.measure]}, which the problem already uses')
+    if ty == 'OAD' and ATTR_DIM[t.measure] in rd.dims:
+        errs.append(f'OAD adds {ATTR_DIM[t.measure]}, which the problem already uses')
     n = lex.get(s.item or s.place)
     seed = _count_seed(t, n, rd) if n else _measure_seed(t, s.unit, rd)
     if seed is None: errs.append(f'no range for {t.measure} {s.unit}')
-    elif (seed['lo'], seed['hi'], seed['unit']) != (s.lo, s.hi, s.unit): errs.append(f'range {s.lo}..{s.hi} {s.unit} is not the rules\' {seed}')
-    elif not s.lo <= s.value <= s.hi or (s.value - s.lo) % seed['step']: errs.append(f'{s.value} is outside {s.lo}..{s.hi} {s.unit}')
-    if not errs and render(s, rd) != sentence: errs.append(f'the sentence does not re-render from its slot: {sentence!r}')
+    elif (seed['lo'], seed['hi'], seed['unit']) != (s.lo, s.hi, s.unit):
+        errs.append(f'range {s.lo}..{s.hi} {s.unit} is not the rules\' {seed}')
+    elif not s.lo <= s.value <= s.hi or (s.value - s.lo) % seed['step']:
+        errs.append(f'{s.value} is outside {s.lo}..{s.hi} {s.unit}')
+    if not errs and render(s, rd) != sentence:
+        errs.append(f'the sentence does not re-render from its slot: {sentence!r}')
     return errs
 
+# %% ../nbs/lib_25_offline.ipynb #bc8e4917
 def check_record(r: dict) -> list[str]:
     "What is wrong with a DistractMath record (an empty list if nothing)."
     errs = _check_text(r)
@@ -546,7 +623,8 @@ def check_record(r: dict) -> list[str]:
         try: errs += _check_slot(Slot(**s), ty, sentence, rd)
         except (TypeError, KeyError, DistractorError) as e: errs.append(f'bad slot {s}: {e}')
     sm = split_sentences(r['modified_question'])
-    gender = {x: next(nm[3] for nm in names(r['lang']) if nm[0] == sl['name']) for x, sl in zip(r['added_sentences'], r['slots']) if sl.get('name')}
+    gender = {x: next(nm[3] for nm in names(r['lang']) if nm[0] == sl['name'])
+              for x, sl in zip(r['added_sentences'], r['slots']) if sl.get('name')}
     person = [gender.get(s, '') for s in sm]
     if not pronoun_safe(sm, person, r['lang']): errs.append('a new person comes right before a pronoun')
     return errs

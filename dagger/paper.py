@@ -93,9 +93,12 @@ def _mismatch(system, column, reported, derived, lo, hi):
     return dict(system=system, column=column, reported=reported, derived=derived, allowed_lo=lo, allowed_hi=hi,
                 known=(system, column) in KNOWN_DISCREPANCIES)
 
+# %% ../nbs/lib_19_paper.ipynb #3bb6fc60
 def _delta_values(a0, n0, a1, n1, tolerance):
-    return [100*k0/n0 - 100*k1/n1 for k0 in feasible_counts(a0, n0, tolerance) for k1 in feasible_counts(a1, n1, tolerance)]
+    return [100*k0/n0 - 100*k1/n1 for k0 in feasible_counts(a0, n0, tolerance)
+            for k1 in feasible_counts(a1, n1, tolerance)]
 
+# %% ../nbs/lib_19_paper.ipynb #38764d36
 def check_table2(tolerance: float = 0.05, token_tolerance: float = 0.5,
                  table: pd.DataFrame | None = None, reported: pd.DataFrame | None = None) -> pd.DataFrame:
     "Rows where the paper's printed Δ / weighted values cannot come from the printed per-split numbers."
@@ -109,7 +112,8 @@ def check_table2(tolerance: float = 0.05, token_tolerance: float = 0.5,
         for split, n in PAPER_SPLIT_SIZES.items():
             if not len(feasible_counts(a[split], n, tolerance)):
                 out.append(_mismatch(s, f'accuracy:{split}', a[split], None, None, None))
-        for col, (o, e) in {'mgsm_delta': ('mgsm_bn', 'mgsm_bn_distract'), 'msvamp_delta': ('msvamp_bn', 'msvamp_bn_distract')}.items():
+        for col, (o, e) in {'mgsm_delta': ('mgsm_bn', 'mgsm_bn_distract'),
+                            'msvamp_delta': ('msvamp_bn', 'msvamp_bn_distract')}.items():
             vals = _delta_values(a[o], PAPER_SPLIT_SIZES[o], a[e], PAPER_SPLIT_SIZES[e], tolerance)
             if not any(abs(v - r[col]) <= tolerance + eps for v in vals):
                 out.append(_mismatch(s, col, r[col], d[col], min(vals, default=None), max(vals, default=None)))
@@ -118,7 +122,8 @@ def check_table2(tolerance: float = 0.05, token_tolerance: float = 0.5,
         target = r.weighted_accuracy*PAPER_N/100
         best = min(max(round(target), lo), hi) if lo <= hi else None
         if best is None or abs(100*best/PAPER_N - r.weighted_accuracy) > tolerance + eps:
-            out.append(_mismatch(s, 'weighted_accuracy', r.weighted_accuracy, d.weighted_accuracy, 100*lo/PAPER_N, 100*hi/PAPER_N))
+            out.append(_mismatch(s, 'weighted_accuracy', r.weighted_accuracy, d.weighted_accuracy, 100*lo/PAPER_N,
+                                 100*hi/PAPER_N))
         tlo, thi = d.weighted_tokens - token_tolerance, d.weighted_tokens + token_tolerance
         if not (tlo - token_tolerance - eps <= r.weighted_tokens <= thi + token_tolerance + eps):
             out.append(_mismatch(s, 'weighted_tokens', r.weighted_tokens, d.weighted_tokens, tlo, thi))

@@ -29,9 +29,11 @@ def has_parameters(nb_path: str | Path) -> bool:
     nb = nbformat.read(str(nb_path), as_version=4)
     return any('parameters' in c.get('metadata', {}).get('tags', []) for c in nb.cells)
 
+# %% ../nbs/lib_22_pipeline.ipynb #50bb110f
 def stage_number(nb: Path) -> int: return int(STAGE_RE.fullmatch(nb.stem)[1])
 def stage_name(nb: Path) -> str: return STAGE_RE.fullmatch(nb.stem)[2]
 
+# %% ../nbs/lib_22_pipeline.ipynb #58bbc2dc
 def stages(nbs: str | Path | None = None) -> list[Path]:
     "The pipeline stages: `stage_N_name.ipynb` notebooks with a `parameters` cell, ordered by N."
     nbs = Path(nbs or project_root()/'nbs')
@@ -75,7 +77,9 @@ class StageError(RuntimeError):
         super().__init__(f'{notebook} failed{where}: {error}')
     def __reduce__(self): return StageError, (self.notebook, self.cell, self.error, self.cell_id)
 
-SKIPPED_DEMO = '# demo cell skipped by the pipeline (the stage below does the same at full size; dagger-reproduce --demos runs it)'
+# %% ../nbs/lib_22_pipeline.ipynb #8c03ca1b
+SKIPPED_DEMO = ('# demo cell skipped by the pipeline (the stage below does the same at full size; '
+                'dagger-reproduce --demos runs it)')
 PAPERMILL_TAGS = {'injected-parameters', 'papermill-error-cell-tag'}
 STAGING_DIR = '.staging'
 
@@ -95,12 +99,16 @@ def without_demos(nb: Path, dest: Path) -> int:
     nbformat.write(book, str(dest))
     return len(demos)
 
+# %% ../nbs/lib_22_pipeline.ipynb #8b5c259a
 def source_cell(executed: Path, index: int) -> tuple[int, str | None]:
-    "1-based number and id, in the source notebook, of cell `index` of papermill's executed copy (without error banners)."
-    ran = [c for c in nbformat.read(str(executed), as_version=4).cells if 'papermill-error-cell-tag' not in c.metadata.get('tags', [])]
+    ("1-based number and id, in the source notebook, of cell `index` of papermill's executed copy (without error "
+     "banners).")
+    ran = [c for c in nbformat.read(str(executed), as_version=4).cells
+           if 'papermill-error-cell-tag' not in c.metadata.get('tags', [])]
     own = [c for c in ran if not PAPERMILL_TAGS & set(c.metadata.get('tags', []))]
     return own.index(ran[index]) + 1, ran[index].get('id')
 
+# %% ../nbs/lib_22_pipeline.ipynb #36e18ee8
 def staging_dir(cfg: Profile, nb: Path) -> Path: return cfg.results/STAGING_DIR/nb.stem
 
 # %% ../nbs/lib_22_pipeline.ipynb #027982dd
@@ -116,7 +124,8 @@ def _environ(values: dict):
 
 @contextlib.contextmanager
 def _ipc_kernel():
-    "papermill `config` for a kernel on IPC sockets in a private folder (short: socket paths are limited to ~100 bytes)."
+    ("papermill `config` for a kernel on IPC sockets in a private folder (short: socket paths are limited to ~100 "
+     "bytes).")
     from traitlets.config import Config
     d = tempfile.mkdtemp(prefix='dagger-kernel-')
     try: yield Config({'KernelManager': {'transport': 'ipc', 'ip': f'{d}/k'}})
@@ -131,6 +140,7 @@ def _signals_held():
     try: yield
     finally: signal.pthread_sigmask(signal.SIG_UNBLOCK, sigs)
 
+# %% ../nbs/lib_22_pipeline.ipynb #b9c7e399
 def cache_reuse(stage: Path) -> dict:
     "Completions found cached and asked for, per backend, by the stage's processes (from the staging folder)."
     total = {}
@@ -162,12 +172,16 @@ def _kill_kernels():
     _, alive = psutil.wait_procs(kids, timeout=5)
     for k in alive: k.kill()
 
-def run_stage(nb: Path, cfg: Profile, overrides: dict, out_dir: Path, kernel: str = 'python3', demos: bool = False) -> dict:
-    "Execute stage `nb` with papermill under profile `cfg`, staged; promote its outputs on success; return its table row."
+# %% ../nbs/lib_22_pipeline.ipynb #4bebb8bc
+def run_stage(nb: Path, cfg: Profile, overrides: dict, out_dir: Path, kernel: str = 'python3',
+              demos: bool = False) -> dict:
+    ("Execute stage `nb` with papermill under profile `cfg`, staged; promote its outputs on success; return its table "
+     "row.")
     import papermill as pm
     from nbclient.exceptions import DeadKernelError
     root, stage = project_root(), staging_dir(cfg, nb)
-    src, tmp, failed = out_dir/f'.{nb.stem}.input.ipynb', out_dir/f'.{nb.stem}.tmp.ipynb', out_dir/f'{nb.stem}.failed.ipynb'
+    src, tmp, failed = (out_dir/f'.{nb.stem}.input.ipynb', out_dir/f'.{nb.stem}.tmp.ipynb',
+                        out_dir/f'{nb.stem}.failed.ipynb')
     watch = [cfg.results, generated_root(cfg), cfg.figures, cfg.data]
     shutil.rmtree(stage, ignore_errors=True)
     stage_for(stage, cfg)
@@ -175,8 +189,9 @@ def run_stage(nb: Path, cfg: Profile, overrides: dict, out_dir: Path, kernel: st
     skipped = 0 if demos else without_demos(nb, src)
     try:
         with _environ(kernel_env() | {STAGING_ENV: str(stage)}), _ipc_kernel() as config:
-            pm.execute_notebook(str(src if skipped else nb), str(tmp), parameters=dict(profile=cfg.name, overrides=overrides),
-                                kernel_name=kernel, cwd=str(nb.parent), progress_bar=False, log_output=False, config=config)
+            pm.execute_notebook(str(src if skipped else nb), str(tmp),
+                                parameters=dict(profile=cfg.name, overrides=overrides), kernel_name=kernel,
+                                cwd=str(nb.parent), progress_bar=False, log_output=False, config=config)
         reuse = cache_reuse(stage)
         with _signals_held():
             promote(stage, cfg)
@@ -210,6 +225,7 @@ class Interrupted(KeyboardInterrupt):
 class BusyError(RuntimeError):
     "Another dagger-reproduce is running for the same profile."
 
+# %% ../nbs/lib_22_pipeline.ipynb #db185e15
 @contextlib.contextmanager
 def interruptible():
     "Raise `Interrupted` on SIGTERM/SIGINT (once: a second signal during the cleanup is ignored)."
@@ -223,14 +239,17 @@ def interruptible():
     finally:
         for s, h in old.items(): signal.signal(s, h)
 
+# %% ../nbs/lib_22_pipeline.ipynb #27db4f1e
 @contextlib.contextmanager
 def run_lock(out_dir: Path):
     "Hold `out_dir/.lock` for the run, or raise `BusyError`."
     with open(out_dir/'.lock', 'w') as f:
         try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError: raise BusyError(f'another dagger-reproduce is running with {out_dir} (lock {out_dir/".lock"})') from None
+        except BlockingIOError:
+            raise BusyError(f'another dagger-reproduce is running with {out_dir} (lock {out_dir/".lock"})') from None
         yield
 
+# %% ../nbs/lib_22_pipeline.ipynb #104aafeb
 def leftovers(cfg: Profile, out_dir: Path) -> list[Path]:
     "What an interrupted or killed run left: staging folders and temporary notebooks."
     stage_root = cfg.results/STAGING_DIR
@@ -289,6 +308,7 @@ def read_ledger(out_dir: Path) -> dict:
 def _name(nb: Path, folder: Path, out_dir: Path) -> str:
     return nb.name if folder == out_dir else f'{folder.name}/{nb.name}'
 
+# %% ../nbs/lib_22_pipeline.ipynb #53411d7b
 def reproduce(profile: str = 'cpu', only: list[str] | None = None, overrides: dict | None = None,
               out: str | Path | None = None, kernel: str = 'python3', demos: bool = False, resume: bool = False):
     """Run the pipeline stages for `profile` (demo cells too if `demos`); with a roster and no `only`, also its training
@@ -346,42 +366,55 @@ def parse_overrides(pairs: list[str] | None) -> dict:
         except (ValueError, SyntaxError): res[k.strip()] = v
     return res
 
+# %% ../nbs/lib_22_pipeline.ipynb #d6e71325
 def _fmt_table(table) -> str:
     t = table.copy()
-    t['files'] = t['files'].map(lambda fs: f'{len(fs)}: ' + ', '.join(fs[:4]) + (' …' if len(fs) > 4 else '') if fs else '')
+    t['files'] = t['files'].map(lambda fs: f'{len(fs)}: ' + ', '.join(fs[:4]) + (' …' if len(fs) > 4 else '') if fs
+                                else '')
     return t.to_string(index=False, na_rep='')
 
 def stage_list(nbs: str | Path | None = None) -> str:
     "The stages, one a line: number, name, file."
     return '\n'.join(f'{stage_number(p):>3}  {stage_name(p):<14} {p.name}' for p in stages(nbs))
 
+# %% ../nbs/lib_22_pipeline.ipynb #3aecc383
 def main(argv: list[str] | None = None) -> int:
     "Command line: run the pipeline notebooks with papermill."
     ap = argparse.ArgumentParser(prog='dagger-reproduce', description='Run the dagger pipeline notebooks headlessly.')
     ap.add_argument('--profile', default='cpu', help='profile in settings.ini (default: cpu)')
-    ap.add_argument('--only', nargs='*', help='stages to run, by number (3), name (teacher) or stem (stage_3_teacher); default: all')
+    ap.add_argument('--only', nargs='*',
+                    help='stages to run, by number (3), name (teacher) or stem (stage_3_teacher); default: all')
     ap.add_argument('--out', help='folder for executed notebooks (default: runs/<profile>)')
     ap.add_argument('--set', nargs='*', dest='overrides', metavar='KEY=VALUE', help='override profile settings')
     ap.add_argument('--demos', action='store_true', help="also run the notebooks' `#| demo` cells (skipped by default)")
-    ap.add_argument('--resume', action='store_true', help='skip the leading stages that finished earlier with the same settings (a killed run continues where it stopped)')
+    ap.add_argument('--resume', action='store_true',
+                    help='skip the leading stages that finished earlier with the same settings (a killed run continues '
+                         'where it stopped)')
     ap.add_argument('--list', action='store_true', help='list the stages and exit')
-    ap.add_argument('--dry-run', action='store_true', help='run the paper path as profile paper-dry: stand-in models, local hub copies, a local API server')
-    ap.add_argument('--plan', action='store_true', help="print and write (results/<profile>/plan.csv) the roster's costed plan, offline; run nothing")
-    ap.add_argument('--gpu', default='h100-80gb', help='the GPU the plan checks memory against (data/plan/gpus.csv; default h100-80gb)')
+    ap.add_argument('--dry-run', action='store_true',
+                    help='run the paper path as profile paper-dry: stand-in models, local hub copies, a local API '
+                         'server')
+    ap.add_argument('--plan', action='store_true',
+                    help="print and write (results/<profile>/plan.csv) the roster's costed plan, offline; run nothing")
+    ap.add_argument('--gpu', default='h100-80gb',
+                    help='the GPU the plan checks memory against (data/plan/gpus.csv; default h100-80gb)')
     a = ap.parse_args(argv)
     if a.list: print(stage_list()); return 0
     if a.plan:
         try: print(plan_main(a.profile, parse_overrides(a.overrides), a.gpu)); return 0
         except ConfigError as e: print(f'error: {e}', file=sys.stderr); return 2
     try:
-        if a.dry_run: table = dry_run(a.only, parse_overrides(a.overrides), a.out, 'paper-dry' if a.profile in ('cpu', 'paper') else a.profile)
+        if a.dry_run:
+            table = dry_run(a.only, parse_overrides(a.overrides), a.out,
+                            'paper-dry' if a.profile in ('cpu', 'paper') else a.profile)
         else: table = reproduce(a.profile, a.only, parse_overrides(a.overrides), a.out, demos=a.demos, resume=a.resume)
     except (ConfigError, BusyError) as e:
         print(f'error: {e}', file=sys.stderr)
         return 2
     except Interrupted as e:
         print(f'interrupted by {e}: {getattr(e, "notebook", "before the first stage")} stopped, its staged outputs and '
-              'temporary notebook removed, earlier outputs untouched; rerun with --resume to continue (finished stages are skipped, LLM calls come from the cache)',
+              'temporary notebook removed, earlier outputs untouched; rerun with --resume to continue (finished stages '
+              'are skipped, LLM calls come from the cache)',
               file=sys.stderr)
         return 128 + e.signum
     print(_fmt_table(table))
@@ -441,15 +474,16 @@ def serve(folder: str | Path, wait: float = 300.0, log: Path | None = None):
     exe = Path(sys.executable).parent/'transformers'
     port = _free_port()
     out = open(log, 'w') if log else subprocess.DEVNULL
-    proc = subprocess.Popen([str(exe), 'serve', str(folder), '--host', '127.0.0.1', '--port', str(port), '--device', 'cpu',
-                             '--dtype', 'float32'], stdout=out, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen([str(exe), 'serve', str(folder), '--host', '127.0.0.1', '--port', str(port), '--device',
+                             'cpu', '--dtype', 'float32'], stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.time() + wait
         while True:
             try: urllib.request.urlopen(f'http://127.0.0.1:{port}/health', timeout=2).close(); break
             except (urllib.error.URLError, OSError):
                 if proc.poll() is not None or time.time() > deadline:
-                    raise StageError('transformers serve', None, f'the local API server did not start (exit {proc.poll()}; log {log})') from None
+                    raise StageError('transformers serve', None,
+                                     f'the local API server did not start (exit {proc.poll()}; log {log})') from None
                 time.sleep(1)
         yield f'http://127.0.0.1:{port}/v1'
     finally:
@@ -458,13 +492,17 @@ def serve(folder: str | Path, wait: float = 300.0, log: Path | None = None):
         except subprocess.TimeoutExpired: proc.kill(); proc.wait()
         if log: out.close()
 
+# %% ../nbs/lib_22_pipeline.ipynb #803c8aa2
 def roster_rows(cfg: Profile) -> dict:
     "For each roster system of `cfg`: how many evaluation records its run wrote (0 when it has none yet)."
     root = layout.path(cfg, 'eval')
     return {s.id: sum(1 for _ in open(f)) if (f := root/s.id/'records.jsonl').is_file() else 0 for s in cfg.roster}
 
-def dry_run(only: list[str] | None = None, overrides: dict | None = None, out: str | Path | None = None, profile: str = 'paper-dry'):
-    "Run the paper path as `profile` with every substitution of a dry run; return the stage table (its `attrs` hold the substitutions)."
+# %% ../nbs/lib_22_pipeline.ipynb #b724ecc6
+def dry_run(only: list[str] | None = None, overrides: dict | None = None, out: str | Path | None = None,
+            profile: str = 'paper-dry'):
+    ("Run the paper path as `profile` with every substitution of a dry run; return the stage table (its `attrs` hold "
+     "the substitutions).")
     t0, cfg = time.time(), load_profile(profile, **(overrides or {}))
     write_hub_fixture(cfg._path(cfg.hub_dir), n=24, n_val=6, cfg=cfg)   # enough rows for the stages' own checks
     served = str(embedded_model_path())
@@ -473,8 +511,9 @@ def dry_run(only: list[str] | None = None, overrides: dict | None = None, out: s
     with serve(served, log=out_dir/'server.log') as url:
         subs = dry_run_overrides(cfg, url, served)
         table = reproduce(profile, only, subs | dict(overrides or {}), out_dir)
-    facts = dict(profile=profile, substitutions=subs, models=DRY_RUN_MODELS, backends=DRY_RUN_BACKENDS, fallback=DRY_RUN_FALLBACK,
-                 hub_dir=str(cfg._path(cfg.hub_dir)), api_server='transformers serve ' + served, wall_s=round(time.time() - t0, 1),
+    facts = dict(profile=profile, substitutions=subs, models=DRY_RUN_MODELS, backends=DRY_RUN_BACKENDS,
+                 fallback=DRY_RUN_FALLBACK, hub_dir=str(cfg._path(cfg.hub_dir)),
+                 api_server='transformers serve ' + served, wall_s=round(time.time() - t0, 1),
                  stages=table.drop(columns=['files']).to_dict('records'))
     facts['roster_rows'] = roster_rows(load_profile(profile, **(subs | dict(overrides or {}))))
     write_json(out_dir/'dry_run.json', facts)

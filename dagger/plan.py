@@ -22,29 +22,34 @@ __all__ = ['COLUMNS', 'GB', 'QUESTION_CHARS', 'PLAN_COLUMNS', 'SHOW', 'PlanError
 class PlanError(ConfigError):
     "A plan that cannot be priced: a missing table row or column, an unknown GPU."
 
-COLUMNS = {'models': ('model', 'params_b', 'vision_params_b', 'layers', 'hidden', 'intermediate', 'heads', 'kv_heads', 'head_dim',
-                      'vocab', 'sliding_window', 'global_layers', 'source'),
+COLUMNS = {'models': ('model', 'params_b', 'vision_params_b', 'layers', 'hidden', 'intermediate', 'heads', 'kv_heads',
+                      'head_dim', 'vocab', 'sliding_window', 'global_layers', 'source'),
            'gpus': ('gpu', 'memory_gb', 'source'),
            'prices': ('model', 'input_usd_per_mtok', 'cached_input_usd_per_mtok', 'output_usd_per_mtok', 'source'),
-           'throughput': ('max_params_b', 'decode_tokens_per_s', 'prefill_tokens_per_s', 'train_tokens_per_s', 'source'),
+           'throughput': ('max_params_b', 'decode_tokens_per_s', 'prefill_tokens_per_s', 'train_tokens_per_s',
+                          'source'),
            'assumptions': ('name', 'value', 'meaning')}
 
 def plan_dir() -> Path: return project_root()/'data'/'plan'
 
 def plan_tables(folder: str | Path | None = None) -> dict:
-    "The plan's tables from `data/plan/` (models, gpus, prices and throughput as DataFrames; assumptions as {name: value})."
+    ("The plan's tables from `data/plan/` (models, gpus, prices and throughput as DataFrames; assumptions as {name: "
+     "value}).")
     folder, out = Path(folder or plan_dir()), {}
     for name, cols in COLUMNS.items():
         df = pd.read_csv(folder/f'{name}.csv')
-        if missing := [c for c in cols if c not in df.columns]: raise PlanError(f'{folder/name}.csv: missing columns {missing}')
+        if missing := [c for c in cols if c not in df.columns]:
+            raise PlanError(f'{folder/name}.csv: missing columns {missing}')
         out[name] = df
     out['assumptions'] = dict(zip(out['assumptions']['name'], out['assumptions']['value'].astype(float)))
     return out
 
+# %% ../nbs/lib_20_plan.ipynb #f543ed3d
 def arch(t: dict, model: str) -> dict:
     "The architecture row of `model`."
     rows = t['models'][t['models']['model'] == model]
-    if rows.empty: raise PlanError(f'no architecture for {model!r}: add a line to data/plan/models.csv (from its config.json)')
+    if rows.empty:
+        raise PlanError(f'no architecture for {model!r}: add a line to data/plan/models.csv (from its config.json)')
     return rows.iloc[0].to_dict()
 
 def gpu_memory(t: dict, gpu: str) -> float:
@@ -63,33 +68,42 @@ def rates(t: dict, params_b: float) -> dict:
 GB = 1e9
 
 def kv_cache_gb(a: dict, context: int, batch: int, dtype_bytes: int = 2) -> float:
-    "KV cache of `batch` sequences of `context` tokens: 2 (K and V) × kv_heads × head_dim × bytes × Σ_layers tokens held."
+    ("KV cache of `batch` sequences of `context` tokens: 2 (K and V) × kv_heads × head_dim × bytes × Σ_layers tokens "
+     "held.")
     window = int(a['sliding_window']) or context
     held = int(a['global_layers']) * context + (int(a['layers']) - int(a['global_layers'])) * min(context, window)
     return 2 * int(a['kv_heads']) * int(a['head_dim']) * dtype_bytes * batch * held / GB
 
 def loaded_params_b(a: dict) -> float:
-    "Billions of parameters a text-only run loads: a multimodal checkpoint's vision tower stays on disk (language-only vLLM, unsloth text_only)."
+    ("Billions of parameters a text-only run loads: a multimodal checkpoint's vision tower stays on disk "
+     "(language-only vLLM, unsloth text_only).")
     return float(a['params_b']) - float(a['vision_params_b'])
 
+# %% ../nbs/lib_20_plan.ipynb #e936c7a9
 def inference_memory(a: dict, context: int, batch: int, A: dict) -> dict:
-    "Peak GB of a decoding step: weights (bf16) as loaded, KV cache, logits of one position per sequence (fp32), overhead."
-    return dict(weights=loaded_params_b(a) * 1e9 * 2 / GB, kv=kv_cache_gb(a, context, batch), logits=batch * a['vocab'] * A['logit_bytes'] / GB,
-                other=A['eval_overhead_gb'])
+    ("Peak GB of a decoding step: weights (bf16) as loaded, KV cache, logits of one position per sequence (fp32), "
+     "overhead.")
+    return dict(weights=loaded_params_b(a) * 1e9 * 2 / GB, kv=kv_cache_gb(a, context, batch),
+                logits=batch * a['vocab'] * A['logit_bytes'] / GB, other=A['eval_overhead_gb'])
 
+# %% ../nbs/lib_20_plan.ipynb #344b2b44
 def lora_params(a: dict, r: int = 64) -> int:
     "Trainable LoRA parameters with rank `r` on every attention and MLP projection of every layer."
-    h, q, kv, i = int(a['hidden']), int(a['heads']) * int(a['head_dim']), int(a['kv_heads']) * int(a['head_dim']), int(a['intermediate'])
+    h, q, kv, i = (int(a['hidden']), int(a['heads']) * int(a['head_dim']), int(a['kv_heads']) * int(a['head_dim']),
+                   int(a['intermediate']))
     per_layer = (h + q) + 2 * (h + kv) + (q + h) + 2 * (h + i) + (i + h)
     return r * per_layer * int(a['layers'])
 
 def training_memory(a: dict, tokens: int, A: dict, r: int = 64) -> dict:
-    "Peak GB of a LoRA training step on `tokens` tokens: bf16 weights as loaded, fp32 logits, LoRA state, checkpointed activations."
+    ("Peak GB of a LoRA training step on `tokens` tokens: bf16 weights as loaded, fp32 logits, LoRA state, "
+     "checkpointed activations.")
     h, i = int(a['hidden']), int(a['intermediate'])
-    acts = tokens * h * 2 * int(a['layers']) + tokens * (4 * h + 3 * i) * 2   # one checkpoint per layer + one layer recomputed
+    # one checkpoint per layer + one layer recomputed
+    acts = tokens * h * 2 * int(a['layers']) + tokens * (4 * h + 3 * i) * 2
     return dict(weights=loaded_params_b(a) * 1e9 * 2 / GB, kv=0.0, logits=tokens * a['vocab'] * A['logit_bytes'] / GB,
                 other=(lora_params(a, r) * A['lora_bytes_per_param'] + acts) / GB + A['train_overhead_gb'])
 
+# %% ../nbs/lib_20_plan.ipynb #7b476f7e
 def largest_batch(a: dict, context: int, gpu_gb: float, A: dict) -> int:
     "The most sequences of `context` tokens one GPU can decode at once."
     base = inference_memory(a, context, 0, A)
@@ -104,6 +118,7 @@ def question_chars(split: str, A: dict) -> float:
     if split.endswith('_distract'): return QUESTION_CHARS[split[:-len('_distract')]] * A['distract_question_factor']
     return QUESTION_CHARS[split]
 
+# %% ../nbs/lib_20_plan.ipynb #e7b98b73
 def _builder(system, method: str, variant: str):
     if variant == 'graph3': return P.graph_prompt
     if variant: return P.cot_config_prompt(variant)
@@ -119,20 +134,24 @@ def prompt_chars(system, method: str, variant: str, split: str, A: dict) -> int:
 def prompt_tokens(system, method: str, variant: str, split: str, A: dict) -> float:
     "Estimated prompt tokens for one problem of `split`."
     lang = split.split('_')[1]
-    cpt = A['chars_per_token_bn'] if lang == 'bn' else A['chars_per_token_latin'] if lang in ('en', 'es') else A['chars_per_token_other']
+    cpt = (A['chars_per_token_bn'] if lang == 'bn' else A['chars_per_token_latin'] if lang in ('en', 'es')
+           else A['chars_per_token_other'])
     return prompt_chars(system, method, variant, split, A) / cpt
 
+# %% ../nbs/lib_20_plan.ipynb #4c1f506a
 def paper_tokens() -> dict:
     "{(system name, split): mean output tokens} of the paper's Table 2."
     return {(r.system, r.split): float(r.tokens) for r in load_table('table2').itertuples()}
 
+# %% ../nbs/lib_20_plan.ipynb #812c15e5
 def problem_tokens(system, method: str, variant: str, split: str, budget: int, A: dict, paper: dict) -> dict:
     "Output tokens, prompt tokens and calls of one problem, and where the output estimate comes from."
     p = prompt_tokens(system, method, variant, split, A)
     if method == 'got':
         k, c = int(A['got_candidates']), budget * A['fill_factor']
         out = (k + 2) * c + k * min(budget, A['score_tokens']) * A['fill_factor']
-        return dict(output=out, prompt=k * p + k * (p + c) + (p + k * c) + (p + c), calls=2 * k + 2, source='budget x fill (6 calls)')
+        return dict(output=out, prompt=k * p + k * (p + c) + (p + k * c) + (p + c), calls=2 * k + 2,
+                    source='budget x fill (6 calls)')
     if variant == '' and (system.name, split) in paper:
         return dict(output=paper[system.name, split], prompt=p, calls=1, source='paper Table 2')
     return dict(output=budget * A['fill_factor'], prompt=p, calls=1, source='budget x fill')
@@ -186,39 +205,42 @@ def train_status(cfg, r: dict) -> str:
     return 'done' if (cfg.results/TRAIN_FOLDERS[r['run'], r['annotations']]/'merged'/'config.json').exists() else 'todo'
 
 # %% ../nbs/lib_20_plan.ipynb #a6f699d9
-PLAN_COLUMNS = ['kind', 'tables', 'system', 'name', 'model', 'backend', 'method', 'variant', 'split', 'n', 'context', 'new_tokens',
-                'thinking', 'tokens_source', 'calls_per_problem', 'output_tokens_per_problem', 'prompt_tokens', 'output_tokens',
-                'train_tokens', 'gpu_hours', 'batch', 'mem_weights_gb', 'mem_kv_gb', 'mem_logits_gb', 'mem_other_gb', 'peak_gb',
-                'gpu', 'gpu_gb', 'fits', 'max_batch', 'usd', 'status']
+PLAN_COLUMNS = ['kind', 'tables', 'system', 'name', 'model', 'backend', 'method', 'variant', 'split', 'n', 'context',
+                'new_tokens', 'thinking', 'tokens_source', 'calls_per_problem', 'output_tokens_per_problem',
+                'prompt_tokens', 'output_tokens', 'train_tokens', 'gpu_hours', 'batch', 'mem_weights_gb', 'mem_kv_gb',
+                'mem_logits_gb', 'mem_other_gb', 'peak_gb', 'gpu', 'gpu_gb', 'fits', 'max_batch', 'usd', 'status']
 
 def _mem(mem: dict, gpu_gb: float) -> dict:
     peak = sum(mem.values())
-    return dict(mem_weights_gb=mem['weights'], mem_kv_gb=mem['kv'], mem_logits_gb=mem['logits'], mem_other_gb=mem['other'],
-                peak_gb=peak, fits=peak <= gpu_gb)
+    return dict(mem_weights_gb=mem['weights'], mem_kv_gb=mem['kv'], mem_logits_gb=mem['logits'],
+                mem_other_gb=mem['other'], peak_gb=peak, fits=peak <= gpu_gb)
 
+# %% ../nbs/lib_20_plan.ipynb #a2482b0c
 def eval_row(cfg, c: dict, t: dict, gpu: str, paper: dict) -> dict:
     "The plan row of evaluation cell `c`."
     s, A = c['system'], t['assumptions']
     b = s.budget(c['method'])
     pt = problem_tokens(s, c['method'], c['variant'], c['split'], b.new_tokens, A, paper)
     row = dict(kind='eval', tables=','.join(c['tables']), system=s.id, name=s.name, model=s.model, backend=s.backend,
-               method=c['method'], variant=c['variant'], split=c['split'], n=c['n'], context=b.context, new_tokens=b.new_tokens,
-               thinking=b.thinking, tokens_source=pt['source'], calls_per_problem=pt['calls'], output_tokens_per_problem=pt['output'],
-               prompt_tokens=pt['prompt'] * c['n'], output_tokens=pt['output'] * c['n'], train_tokens=0, gpu=gpu,
-               status=eval_status(cfg, c))
+               method=c['method'], variant=c['variant'], split=c['split'], n=c['n'], context=b.context,
+               new_tokens=b.new_tokens, thinking=b.thinking, tokens_source=pt['source'], calls_per_problem=pt['calls'],
+               output_tokens_per_problem=pt['output'], prompt_tokens=pt['prompt'] * c['n'],
+               output_tokens=pt['output'] * c['n'], train_tokens=0, gpu=gpu, status=eval_status(cfg, c))
     if s.backend == 'openai':
         pr = t['prices'][t['prices']['model'] == s.model]
         if pr.empty: raise PlanError(f'no price for {s.model!r}: add a line to data/plan/prices.csv')
         pr = pr.iloc[0]
         usd = (row['prompt_tokens'] * pr['input_usd_per_mtok'] + row['output_tokens'] * pr['output_usd_per_mtok']) / 1e6
-        return row | dict(gpu_hours=0.0, batch=0, peak_gb=0.0, fits=True, max_batch=0, gpu_gb=0.0, usd=usd, mem_weights_gb=0.0,
-                          mem_kv_gb=0.0, mem_logits_gb=0.0, mem_other_gb=0.0)
+        return row | dict(gpu_hours=0.0, batch=0, peak_gb=0.0, fits=True, max_batch=0, gpu_gb=0.0, usd=usd,
+                          mem_weights_gb=0.0, mem_kv_gb=0.0, mem_logits_gb=0.0, mem_other_gb=0.0)
     a, gb = arch(t, s.model), gpu_memory(t, gpu)
     r = rates(t, a['params_b'])
     hours = (row['output_tokens'] / r['decode_tokens_per_s'] + row['prompt_tokens'] / r['prefill_tokens_per_s']) / 3600
-    return row | dict(gpu_hours=hours, batch=cfg.batch_size, gpu_gb=gb, usd=0.0, max_batch=largest_batch(a, b.context, gb, A),
+    return row | dict(gpu_hours=hours, batch=cfg.batch_size, gpu_gb=gb, usd=0.0,
+                      max_batch=largest_batch(a, b.context, gb, A),
                       **_mem(inference_memory(a, b.context, cfg.batch_size, A), gb))
 
+# %% ../nbs/lib_20_plan.ipynb #293d2af6
 def train_row(cfg, r: dict, t: dict, gpu: str) -> dict:
     "The plan row of training run `r`: tokens, GPU-hours and peak memory per step of the paper's recipe."
     A, a, gb = t['assumptions'], arch(t, r['model']), gpu_memory(t, gpu)
@@ -231,23 +253,30 @@ def train_row(cfg, r: dict, t: dict, gpu: str) -> dict:
     else:
         n = A['n_grpo']
         completions = n * rec['epochs'] * rec['generations']
-        gen, train = completions * A['grpo_completion_tokens'], completions * (A['grpo_prompt_tokens'] + A['grpo_completion_tokens'])
+        gen, train = completions * A['grpo_completion_tokens'], completions * (A['grpo_prompt_tokens']
+                                                                               + A['grpo_completion_tokens'])
         mem = training_memory(a, step_tokens, A, rec['lora_r'])
-        engine = inference_memory(a, rec['max_length'], rec['generations'], A)   # the colocated vLLM engine: weights + one group's KV
-        mem['kv'] = rec['vllm_share'] * gb if rec['vllm_share'] else engine['weights'] + engine['kv'] + A['eval_overhead_gb']
+        # the colocated vLLM engine: weights + one group's KV
+        engine = inference_memory(a, rec['max_length'], rec['generations'], A)
+        mem['kv'] = (rec['vllm_share'] * gb if rec['vllm_share']
+                     else engine['weights'] + engine['kv'] + A['eval_overhead_gb'])
     hours = (gen / rt['decode_tokens_per_s'] + train / rt['train_tokens_per_s']) / 3600
-    name = {'sft': 'SFT' if r['annotations'] else 'SFT, no annotations', 'grpo': 'SFT->GRPO', 'grpo_base': 'Base->GRPO'}[r['run']]
-    return dict(kind='train', tables=','.join(r['tables']), system=','.join(r['systems']), name=name, model=r['model'], backend='trl',
-                method=r['run'], variant='' if r['annotations'] else 'no annotations', split='train', n=int(n),
-                context=rec['max_length'], new_tokens=0, thinking=False, tokens_source=rec['source'] + ' x assumptions',
-                calls_per_problem=0, output_tokens_per_problem=0.0, prompt_tokens=0.0, output_tokens=gen, train_tokens=train,
-                gpu_hours=hours, batch=rec['per_device_batch'], gpu=gpu, gpu_gb=gb, max_batch=0, usd=0.0,
-                status=train_status(cfg, r), **_mem(mem, gb))
+    name = {'sft': 'SFT' if r['annotations'] else 'SFT, no annotations', 'grpo': 'SFT->GRPO',
+            'grpo_base': 'Base->GRPO'}[r['run']]
+    return dict(kind='train', tables=','.join(r['tables']), system=','.join(r['systems']), name=name, model=r['model'],
+                backend='trl', method=r['run'], variant='' if r['annotations'] else 'no annotations', split='train',
+                n=int(n), context=rec['max_length'], new_tokens=0, thinking=False,
+                tokens_source=rec['source'] + ' x assumptions', calls_per_problem=0, output_tokens_per_problem=0.0,
+                prompt_tokens=0.0, output_tokens=gen, train_tokens=train, gpu_hours=hours,
+                batch=rec['per_device_batch'], gpu=gpu, gpu_gb=gb, max_batch=0, usd=0.0, status=train_status(cfg, r),
+                **_mem(mem, gb))
 
+# %% ../nbs/lib_20_plan.ipynb #b9ff05df
 def build_plan(cfg, gpu: str = 'h100-80gb', tables: dict | None = None) -> pd.DataFrame:
     "The costed plan of profile `cfg` on `gpu`: one row per training run and per evaluation cell."
     t, paper = tables or plan_tables(), paper_tokens()
-    rows = [train_row(cfg, r, t, gpu) for r in train_cells(cfg)] + [eval_row(cfg, c, t, gpu, paper) for c in eval_cells(cfg)]
+    rows = ([train_row(cfg, r, t, gpu) for r in train_cells(cfg)]
+            + [eval_row(cfg, c, t, gpu, paper) for c in eval_cells(cfg)])
     return pd.DataFrame(rows, columns=PLAN_COLUMNS)
 
 # %% ../nbs/lib_20_plan.ipynb #59f43f7e
@@ -257,12 +286,14 @@ def plan_totals(plan: pd.DataFrame) -> dict:
     worst = gpu.loc[gpu['peak_gb'].idxmax()] if len(gpu) else None
     return dict(cells=len(plan), done=int((plan['status'] == 'done').sum()),
                 gpu_hours_train=float(plan.loc[plan['kind'] == 'train', 'gpu_hours'].sum()),
-                gpu_hours_eval=float(plan.loc[plan['kind'] == 'eval', 'gpu_hours'].sum()), gpu_hours=float(plan['gpu_hours'].sum()),
-                api_prompt_tokens=float(api['prompt_tokens'].sum()), api_output_tokens=float(api['output_tokens'].sum()),
-                api_usd=float(plan['usd'].sum()), cells_not_fitting=int((~plan['fits']).sum()),
+                gpu_hours_eval=float(plan.loc[plan['kind'] == 'eval', 'gpu_hours'].sum()),
+                gpu_hours=float(plan['gpu_hours'].sum()), api_prompt_tokens=float(api['prompt_tokens'].sum()),
+                api_output_tokens=float(api['output_tokens'].sum()), api_usd=float(plan['usd'].sum()),
+                cells_not_fitting=int((~plan['fits']).sum()),
                 peak_gb=None if worst is None else float(worst['peak_gb']),
                 peak_step=None if worst is None else f"{worst['name']} {worst['method']} ({worst['model']})")
 
+# %% ../nbs/lib_20_plan.ipynb #83c78fd8
 def write_plan(cfg, plan: pd.DataFrame, gpu: str) -> Path:
     "Write results/<profile>/plan.csv and plan.json; return the folder."
     out = cfg.results
@@ -270,8 +301,9 @@ def write_plan(cfg, plan: pd.DataFrame, gpu: str) -> Path:
     write_json(out/'plan.json', dict(profile=cfg.name, gpu=gpu, totals=plan_totals(plan), rows=plan.to_dict('records')))
     return out
 
-SHOW = ['kind', 'tables', 'name', 'method', 'variant', 'split', 'n', 'new_tokens', 'context', 'output_tokens_per_problem',
-        'tokens_source', 'gpu_hours', 'peak_gb', 'fits', 'max_batch', 'usd', 'status']
+# %% ../nbs/lib_20_plan.ipynb #cc2223aa
+SHOW = ['kind', 'tables', 'name', 'method', 'variant', 'split', 'n', 'new_tokens', 'context',
+        'output_tokens_per_problem', 'tokens_source', 'gpu_hours', 'peak_gb', 'fits', 'max_batch', 'usd', 'status']
 
 def plan_text(plan: pd.DataFrame, gpu: str) -> str:
     "The plan as printed: one line per cell, then the totals."
@@ -280,14 +312,18 @@ def plan_text(plan: pd.DataFrame, gpu: str) -> str:
     tot = plan_totals(plan)
     lines = [f"cells: {tot['cells']} ({tot['done']} done); GPU-hours: {tot['gpu_hours']:,.1f} "
              f"(training {tot['gpu_hours_train']:,.1f}, evaluation {tot['gpu_hours_eval']:,.1f}) on {gpu}",
-             f"API: {tot['api_prompt_tokens']:,.0f} prompt + {tot['api_output_tokens']:,.0f} output tokens = ${tot['api_usd']:,.2f}",
-             f"peak step: {tot['peak_gb']:,.1f} GB ({tot['peak_step']}); {tot['cells_not_fitting']} cells exceed {gpu} at the planned batch"]
+             f"API: {tot['api_prompt_tokens']:,.0f} prompt + {tot['api_output_tokens']:,.0f} output tokens = "
+             f"${tot['api_usd']:,.2f}",
+             f"peak step: {tot['peak_gb']:,.1f} GB ({tot['peak_step']}); {tot['cells_not_fitting']} cells exceed {gpu} "
+             "at the planned batch"]
     return body + '\n\n' + '\n'.join(lines)
 
+# %% ../nbs/lib_20_plan.ipynb #e424ac95
 def plan_main(profile: str = 'paper', overrides: dict | None = None, gpu: str = 'h100-80gb', write: bool = True) -> str:
     "Build, write and format the plan of `profile` (what `dagger-reproduce --plan` runs)."
     cfg = load_profile(profile, **(overrides or {}))
-    if not cfg.roster: raise PlanError(f'profile {profile!r} has no roster (roster.<id> lines in settings.ini): nothing to plan')
+    if not cfg.roster:
+        raise PlanError(f'profile {profile!r} has no roster (roster.<id> lines in settings.ini): nothing to plan')
     plan = build_plan(cfg, gpu)
     out = write_plan(cfg, plan, gpu) if write else None
     return plan_text(plan, gpu) + (f'\nwritten: {out/"plan.csv"}, {out/"plan.json"}' if out else '')

@@ -119,10 +119,11 @@ Question: {question}
 Output:'''
 
 _DISTRACTOR_FIELD = '- "distractor": true if the node is NOT needed to compute the answer, otherwise false.\n'
-_RULE_CONST = {True: 'Make a "const" node for every number in the problem, including numbers that do not matter for the question; '
-                     'mark those with "distractor": true.',
+_RULE_CONST = {True: 'Make a "const" node for every number in the problem, including numbers that do not matter for '
+                     'the question; mark those with "distractor": true.',
                False: 'Make a "const" node for every number in the problem.'}
 
+# %% ../nbs/lib_10_prompts.ipynb #75d2cc34
 def strip_distractor(obj: dict) -> dict:
     "A copy of graph object `obj` without the `distractor` field on any node (the annotation ablation, Table 3)."
     return {**obj, 'nodes': [{k: v for k, v in n.items() if k != 'distractor'} for n in obj['nodes']]}
@@ -131,14 +132,17 @@ def pen_examples(lang: str = 'bn') -> list[tuple[str, dict]]:
     "The default worked example: the pen problem and its graph (Bangla for 'bn', else English)."
     return [(PEN_EXAMPLE['bn' if lang == 'bn' else 'en']['question'], pen_graph(lang))]
 
+# %% ../nbs/lib_10_prompts.ipynb #fd899417
 def dagger_prompt(question: str, lang: str = 'bn', examples=None, distractor: bool = True) -> list[dict]:
     """The computational-graph prompt for `question` as chat messages: one-shot with the pen example by default,
     `examples` [(question, graph), ...] for other shots ([] = none), `distractor=False` without the distractor field."""
     examples = pen_examples(lang) if examples is None else list(examples)
     fmt = lambda g: G.format_graph(g if distractor else strip_distractor(g))
-    shown = ''.join(f'\n{"Example" if len(examples) == 1 else f"Example {i}"}\nQuestion: {q.strip()}\nOutput:\n{fmt(g)}\n'
+    shown = ''.join(f'\n{"Example" if len(examples) == 1 else f"Example {i}"}\n'
+                    f'Question: {q.strip()}\nOutput:\n{fmt(g)}\n'
                     for i, (q, g) in enumerate(examples, 1))
-    text = _DAGGER_INSTRUCTIONS.format(language=LANG_NAMES.get(lang, lang), ops='\n'.join(f'- {op}: {OP_HELP[op]}' for op in G.OPS),
+    text = _DAGGER_INSTRUCTIONS.format(language=LANG_NAMES.get(lang, lang),
+                                       ops='\n'.join(f'- {op}: {OP_HELP[op]}' for op in G.OPS),
                                        rule_const=_RULE_CONST[distractor], examples=shown, question=question.strip())
     return [dict(role='user', content=text if distractor else text.replace(_DISTRACTOR_FIELD, ''))]
 
@@ -160,9 +164,9 @@ def pot_messages(question: str, lang: str = 'bn') -> list[dict]:
         f'{ex}\n{POT_EXAMPLE}\n\n{_question(question, lang)}'))]
 
 # %% ../nbs/lib_10_prompts.ipynb #514ebc2c
-ANSWER_PHRASES = {'bn': r'উত্তর\s*(?:হল|হলো|হচ্ছে)', 'en': r'answer\s+is', 'de': r'Antwort\s+(?:ist|lautet)', 'es': r'respuesta\s+es',
-                  'fr': r'réponse\s+est', 'ja': r'答えは', 'ru': r'Ответ\s*[—:-]', 'sw': r'Jibu\s+ni', 'te': r'సమాధానం',
-                  'th': r'คำตอบคือ', 'zh': r'答案是'}
+ANSWER_PHRASES = {'bn': r'উত্তর\s*(?:হল|হলো|হচ্ছে)', 'en': r'answer\s+is', 'de': r'Antwort\s+(?:ist|lautet)',
+                  'es': r'respuesta\s+es', 'fr': r'réponse\s+est', 'ja': r'答えは', 'ru': r'Ответ\s*[—:-]',
+                  'sw': r'Jibu\s+ni', 'te': r'సమాధానం', 'th': r'คำตอบคือ', 'zh': r'答案是'}
 
 def answer_phrase(lang: str) -> str:
     "How the language's exemplars state the answer, e.g. 'উত্তর হল' (read from the first exemplar)."
@@ -170,6 +174,7 @@ def answer_phrase(lang: str) -> str:
     m = re.search(ANSWER_PHRASES[lang], a, re.I)
     return a[m.start():m.end()]
 
+# %% ../nbs/lib_10_prompts.ipynb #696941f4
 def got_generate_messages(question: str, lang: str = 'bn') -> list[dict]:
     "GoT generate: one step-by-step solution that ends with the language's answer phrase."
     return [dict(role='user', content=f'Solve the math problem step by step in {LANG_NAMES.get(lang, lang)}. End with '
@@ -181,17 +186,19 @@ def got_score_messages(question: str, solution: str, lang: str = 'bn') -> list[d
                  'Check every step of the proposed solution. How likely is its final answer to be correct? '
                  'Reply with "Score: S" where S is an integer from 0 (certainly wrong) to 10 (certainly right).')]
 
+# %% ../nbs/lib_10_prompts.ipynb #62ac2704
 def got_aggregate_messages(question: str, solutions: list[str], scores: list[float], lang: str = 'bn') -> list[dict]:
     "GoT aggregate: merge the scored candidates into one best solution."
-    cands = '\n\n'.join(f'Solution {i + 1} (score {s:g}/10):\n{t.strip()}' for i, (t, s) in enumerate(zip(solutions, scores)))
+    cands = '\n\n'.join(f'Solution {i + 1} (score {s:g}/10):\n{t.strip()}'
+                        for i, (t, s) in enumerate(zip(solutions, scores)))
     return [dict(role='user', content=f'{_question(question, lang)}\n\n{cands}\n\nCombine the correct parts of these '
                  f'solutions into one correct step-by-step solution. End with "{answer_phrase(lang)} N."')]
 
 def got_refine_messages(question: str, solution: str, lang: str = 'bn') -> list[dict]:
     "GoT refine: check one solution and fix any mistake."
-    return [dict(role='user', content=f'{_question(question, lang)}\n\nSolution:\n{solution.strip()}\n\nCheck each step of '
-                 'this solution and correct any mistake, ignoring information the question does not need. Write the final '
-                 f'solution step by step and end with "{answer_phrase(lang)} N."')]
+    return [dict(role='user', content=f'{_question(question, lang)}\n\nSolution:\n{solution.strip()}\n\n'
+                 'Check each step of this solution and correct any mistake, ignoring information the question does not '
+                 f'need. Write the final solution step by step and end with "{answer_phrase(lang)} N."')]
 
 # %% ../nbs/lib_10_prompts.ipynb #a4d239ee
 STUDENT_PROMPTS = ('full', 'brief')
@@ -275,8 +282,10 @@ _CLAUSE = re.compile(r'[.,;:?!¿¡]')
 def exemplar_equations(i: int) -> list[tuple[float, str, float, float]]:
     "MGSM's equations for exemplar `i` (1-based) as (a, op, b, result)."
     d = json.loads((project_root()/'data'/'mgsm'/'exemplars.json').read_text(encoding='utf-8'))
-    return [(float(a), _OPS[o], float(b), float(c)) for a, o, b, c in _EQ.findall(d['EXEMPLAR_EQUATION_SOLUTIONS'][i - 1])]
+    return [(float(a), _OPS[o], float(b), float(c))
+            for a, o, b, c in _EQ.findall(d['EXEMPLAR_EQUATION_SOLUTIONS'][i - 1])]
 
+# %% ../nbs/lib_10_prompts.ipynb #20152517
 def _num(x: float): return int(x) if float(x).is_integer() else x
 
 def _words_before(text: str, end: int, k: int) -> list[str]:
@@ -287,6 +296,7 @@ def _words_before(text: str, end: int, k: int) -> list[str]:
 def _words_after(text: str, start: int, k: int) -> list[str]:
     return _CLAUSE.split(text[start:])[0].split()[:k]
 
+# %% ../nbs/lib_10_prompts.ipynb #2b61fd75
 def exemplar_graph(i: int, lang: str) -> dict:
     "The worked graph of MGSM exemplar `i` (1-based) in `lang`; ExemplarGraphError if its equations use other numbers."
     e = exemplars(lang)[i - 1]
@@ -301,7 +311,9 @@ def exemplar_graph(i: int, lang: str) -> dict:
         args = []
         for v in (a, b):
             nid = results.get(v) or consts.get(v)
-            if nid is None: raise ExemplarGraphError(f'exemplar {i} ({lang}): operand {v:g} is neither in the question nor an earlier result')
+            if nid is None:
+                raise ExemplarGraphError(f'exemplar {i} ({lang}): operand {v:g} is neither in the question nor an '
+                                         f'earlier result')
             args.append(nid)
             used.add(nid)
         sym = {v: k for k, v in _OPS.items()}[op]
@@ -313,10 +325,12 @@ def exemplar_graph(i: int, lang: str) -> dict:
     if not results: raise ExemplarGraphError(f'exemplar {i} ({lang}) has no equations')
     for node in nodes:
         if node['op'] == 'const' and node['id'] not in used: node['distractor'] = True
-    nodes.append(dict(id='final_result', op='identity', args=[nodes[-1]['id']], distractor=False, label=answer_phrase(lang)))
+    nodes.append(dict(id='final_result', op='identity', args=[nodes[-1]['id']], distractor=False,
+                      label=answer_phrase(lang)))
     g = {'nodes': nodes}
     if not G.is_correct(G.execute(G.from_obj(g, strict=True)), e.number):
-        raise ExemplarGraphError(f'exemplar {i} ({lang}): graph gives {G.execute(G.from_obj(g)):g}, exemplar says {e.number:g}')
+        raise ExemplarGraphError(f'exemplar {i} ({lang}): graph gives {G.execute(G.from_obj(g)):g}, exemplar says '
+                                 f'{e.number:g}')
     return g
 
 # %% ../nbs/lib_10_prompts.ipynb #670b36c5

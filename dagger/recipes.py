@@ -11,7 +11,8 @@ __all__ = ['PROJECTIONS', 'VISION_MODULES', 'SFT_RECIPES', 'GRPO_RECIPES', 'Lora
 
 # %% ../nbs/lib_02_recipes.ipynb #5ed913b0
 PROJECTIONS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
-VISION_MODULES = r'.*(vision_tower|vision_model|visual|multi_modal_projector)\..*'   # never adapted: the task is text only
+# never adapted: the task is text only
+VISION_MODULES = r'.*(vision_tower|vision_model|visual|multi_modal_projector)\..*'
 
 @dataclass(frozen=True)
 class LoraSettings:
@@ -23,6 +24,7 @@ class LoraSettings:
     target_modules: tuple = PROJECTIONS
     lora_layers: int = 0                 # LoRA on the top k decoder layers only; 0 = all layers
 
+# %% ../nbs/lib_02_recipes.ipynb #291afcd9
 @dataclass(frozen=True)
 class Recipe(LoraSettings):
     "Every hyper-parameter of one SFT run (LoRA, batch, schedule, precision, checkpointing, evaluation)."
@@ -45,17 +47,19 @@ class Recipe(LoraSettings):
     logging_steps: int = 10
     merge_dtype: str = 'bfloat16'        # the merged model's weights
     unsloth: bool = True                 # use unsloth's fast path when it is installed and a GPU is visible
-    frozen_prefix: bool = False          # run the frozen layers below `lora_layers` over the rows' shared prompt start once
+    frozen_prefix: bool = False          # run the frozen layers below `lora_layers` over the rows' shared prompt start
+                                         # once
 
+# %% ../nbs/lib_02_recipes.ipynb #ec3bf750
 SFT_RECIPES = {
     'paper': Recipe(),
     'cpu': Recipe(lora_r=16, lora_alpha=32, use_rslora=False, lora_layers=10, max_length=1280, global_batch=2,
                   per_device_batch=1, epochs=1.0, learning_rate=2e-3, min_lr=2e-4, weight_decay=0.0, bf16=False,
-                  gradient_checkpointing=False, packing=False, eval_steps=16, eval_before=True, n_val=2, logging_steps=1,
-                  frozen_prefix=True),
-    'dry': Recipe(lora_r=8, lora_alpha=16, use_rslora=False, max_length=8192, global_batch=1, per_device_batch=1, epochs=1.0,
-                  learning_rate=1e-3, min_lr=1e-3, weight_decay=0.0, bf16=False, gradient_checkpointing=False, packing=False,
-                  eval_steps=1, n_val=1, logging_steps=1, unsloth=False),
+                  gradient_checkpointing=False, packing=False, eval_steps=16, eval_before=True, n_val=2,
+                  logging_steps=1, frozen_prefix=True),
+    'dry': Recipe(lora_r=8, lora_alpha=16, use_rslora=False, max_length=8192, global_batch=1, per_device_batch=1,
+                  epochs=1.0, learning_rate=1e-3, min_lr=1e-3, weight_decay=0.0, bf16=False,
+                  gradient_checkpointing=False, packing=False, eval_steps=1, n_val=1, logging_steps=1, unsloth=False),
 }
 
 # %% ../nbs/lib_02_recipes.ipynb #b264cd2d
@@ -71,11 +75,14 @@ def get_sft_recipe(name: str, **changes) -> Recipe:
     "The named recipe ('paper' or 'cpu'), with `changes`."
     return named_recipe(SFT_RECIPES, name, 'SFT', **changes)
 
+# %% ../nbs/lib_02_recipes.ipynb #09db9330
 def accumulation(recipe, world_size: int = 1) -> int:
-    "Gradient-accumulation steps that make the recipe's global batch on `world_size` devices (any recipe with both fields)."
+    ("Gradient-accumulation steps that make the recipe's global batch on `world_size` devices (any recipe with both "
+     "fields).")
     per_step = recipe.per_device_batch * world_size
     if recipe.global_batch % per_step: raise RecipeError(
-        f'global batch {recipe.global_batch} is not a multiple of {recipe.per_device_batch} per device × {world_size} devices')
+        f'global batch {recipe.global_batch} is not a multiple of {recipe.per_device_batch} per device × {world_size} '
+        'devices')
     return recipe.global_batch // per_step
 
 # %% ../nbs/lib_02_recipes.ipynb #dfde3985
@@ -120,19 +127,21 @@ class GRPORecipe(LoraSettings):
     @property
     def max_length(self) -> int: return self.max_prompt_length + self.max_completion_length
 
+# %% ../nbs/lib_02_recipes.ipynb #6fe5ce58
 GRPO_RECIPES = {
     'paper': GRPORecipe(weight_decay=0.01),   # the paper is silent (Table 10); the authors' GRPO script uses 0.01
     'cpu': GRPORecipe(lora_r=16, lora_alpha=32, lora_layers=10, max_prompt_length=1152, max_completion_length=256,
-                      num_generations=2, global_batch=2, per_device_batch=2, epochs=1.0, max_steps=2, learning_rate=3e-4,
-                      min_lr=3e-4, warmup_steps=0, bf16=False, gradient_checkpointing=False, save_steps=2, n_val=2,
-                      score_init=False, use_vllm=False, unsloth=False),
+                      num_generations=2, global_batch=2, per_device_batch=2, epochs=1.0, max_steps=2,
+                      learning_rate=3e-4, min_lr=3e-4, warmup_steps=0, bf16=False, gradient_checkpointing=False,
+                      save_steps=2, n_val=2, score_init=False, use_vllm=False, unsloth=False),
     'cpu-study': GRPORecipe(lora_r=16, lora_alpha=32, lora_layers=10, max_prompt_length=512, max_completion_length=256,
-                            num_generations=4, global_batch=4, per_device_batch=4, epochs=1.0, max_steps=10, learning_rate=2e-4,
-                            min_lr=2e-5, warmup_steps=0, bf16=False, gradient_checkpointing=False, save_steps=10, n_val=2,
-                            score_init=False, use_vllm=False, unsloth=False),
-    'dry': GRPORecipe(lora_r=8, lora_alpha=16, max_prompt_length=8192, max_completion_length=16, num_generations=2, global_batch=2,
-                      per_device_batch=2, epochs=1.0, max_steps=1, learning_rate=1e-3, min_lr=1e-3, warmup_steps=0, bf16=False,
-                      gradient_checkpointing=False, save_steps=1, n_val=1, score_init=False, use_vllm=False, unsloth=False),
+                            num_generations=4, global_batch=4, per_device_batch=4, epochs=1.0, max_steps=10,
+                            learning_rate=2e-4, min_lr=2e-5, warmup_steps=0, bf16=False, gradient_checkpointing=False,
+                            save_steps=10, n_val=2, score_init=False, use_vllm=False, unsloth=False),
+    'dry': GRPORecipe(lora_r=8, lora_alpha=16, max_prompt_length=8192, max_completion_length=16, num_generations=2,
+                      global_batch=2, per_device_batch=2, epochs=1.0, max_steps=1, learning_rate=1e-3, min_lr=1e-3,
+                      warmup_steps=0, bf16=False, gradient_checkpointing=False, save_steps=1, n_val=1, score_init=False,
+                      use_vllm=False, unsloth=False),
 }
 
 # %% ../nbs/lib_02_recipes.ipynb #0f87cefb

@@ -134,6 +134,7 @@ def _fields(text: str, bad: list) -> dict:
         out[k] = v
     return out
 
+# %% ../nbs/lib_01_roster.ipynb #8eca5c10
 def _int(k: str, v: str, bad: list) -> int | None:
     try: n = int(v)
     except ValueError: bad.append(f'{k} = {v!r}: not a whole number'); return None
@@ -149,22 +150,29 @@ def _overrides(f: dict, key: str, methods: tuple, bad: list) -> tuple:
         if (n := _int(k, v, bad)) is not None: out.append((m, n))
     return tuple(out)
 
+# %% ../nbs/lib_01_roster.ipynb #935f9c57
 def _check(s: System, bad: list):
     for m in s.methods:
         b = s.budget(m)
-        if b.context and b.new_tokens >= b.context: bad.append(f'{m}: new_tokens {b.new_tokens} leaves no room for the prompt in context {b.context}')
+        if b.context and b.new_tokens >= b.context:
+            bad.append(f'{m}: new_tokens {b.new_tokens} leaves no room for the prompt in context {b.context}')
         if b.new_tokens < 1: bad.append(f'{m}: new_tokens must be at least 1')
     if s.thinking and 'reasoning' not in s.methods: bad.append('thinking = on needs the reasoning family')
-    if not s.annotations and s.family != 'dagger_sft': bad.append('annotations = false is only for dagger_sft (Table 3)')
-    if (s.family == 'api') != (s.backend == 'openai'): bad.append(f'family {s.family} with backend {s.backend}: the api family and only it uses openai')
+    if not s.annotations and s.family != 'dagger_sft':
+        bad.append('annotations = false is only for dagger_sft (Table 3)')
+    if (s.family == 'api') != (s.backend == 'openai'):
+        bad.append(f'family {s.family} with backend {s.backend}: the api family and only it uses openai')
     for t in s.tables:
-        if not set(PAPER_TABLES[t].methods) & set(s.methods): bad.append(f'{t} runs {sorted(PAPER_TABLES[t].methods)}, the system has {list(s.methods)}')
+        if not set(PAPER_TABLES[t].methods) & set(s.methods):
+            bad.append(f'{t} runs {sorted(PAPER_TABLES[t].methods)}, the system has {list(s.methods)}')
 
+# %% ../nbs/lib_01_roster.ipynb #466da7ca
 def system_problems(sid: str, text: str) -> tuple[System | None, list[str]]:
     "Read roster line `roster.<sid> = text`: the System (None if unreadable) and its problems, one line each."
     bad = [] if ID.fullmatch(sid) else [f'id {sid!r}: use lower-case letters, digits, ".", "_", "-"']
     f = _fields(text, bad)
-    unknown = sorted(k for k in f if k.partition('.')[0] not in KEYS or ('.' in k and k.partition('.')[0] not in ('context', 'new_tokens')))
+    unknown = sorted(k for k in f if k.partition('.')[0] not in KEYS
+                     or ('.' in k and k.partition('.')[0] not in ('context', 'new_tokens')))
     if unknown: bad.append(f'unknown key(s) {unknown}; known: {", ".join(KEYS)}')
     missing = [k for k in ('model', 'family', 'tables') if not f.get(k)]
     if missing: bad.append(f'missing {", ".join(missing)}')
@@ -173,8 +181,10 @@ def system_problems(sid: str, text: str) -> tuple[System | None, list[str]]:
     lst = lambda k: tuple(x.strip() for x in f.get(k, '').split(',') if x.strip())
     tables, methods = lst('tables'), lst('methods') or (FAMILIES[fam][:1] if fam in FAMILIES and fam != 'api' else ())
     if fam == 'api' and not methods: bad.append('methods: required for the api family')
-    if bad_t := [t for t in tables if t not in PAPER_TABLES]: bad.append(f'tables {bad_t}: allowed {", ".join(PAPER_TABLES)}')
-    if fam in FAMILIES and (bad_m := [m for m in methods if m not in FAMILIES[fam]]): bad.append(f'methods {bad_m}: family {fam} allows {", ".join(FAMILIES[fam])}')
+    if bad_t := [t for t in tables if t not in PAPER_TABLES]:
+        bad.append(f'tables {bad_t}: allowed {", ".join(PAPER_TABLES)}')
+    if fam in FAMILIES and (bad_m := [m for m in methods if m not in FAMILIES[fam]]):
+        bad.append(f'methods {bad_m}: family {fam} allows {", ".join(FAMILIES[fam])}')
     backend = f.get('backend') or ('openai' if fam == 'api' else 'vllm')
     if backend not in BACKENDS: bad.append(f'backend = {backend!r}: allowed {", ".join(BACKENDS)}')
     flags = {}
@@ -190,6 +200,7 @@ def system_problems(sid: str, text: str) -> tuple[System | None, list[str]]:
         _check(s, bad)
     return (None if bad else s), [f'roster.{sid}: {b}' for b in bad]
 
+# %% ../nbs/lib_01_roster.ipynb #6b386212
 def parse_system(sid: str, text: str) -> System:
     "The System of roster line `roster.<sid> = text`; RosterError lists every problem."
     s, bad = system_problems(sid, text)

@@ -136,8 +136,10 @@ def _env() -> dict:
     return {'PATH': '/usr/bin:/bin', 'LANG': 'C.UTF-8', 'LC_ALL': 'C.UTF-8', 'HOME': '/nonexistent',
             'OPENBLAS_NUM_THREADS': '1', 'OMP_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1'}
 
+# %% ../nbs/lib_15_sandbox.ipynb #265a4d4d
 def _open_to_all(path: str) -> bool:
-    "Whether everyone may reach `path` (its real location): the file and every folder above it have the x bit for others."
+    ("Whether everyone may reach `path` (its real location): the file and every folder above it have the x bit for "
+     "others.")
     p = os.path.realpath(path)
     if not os.path.isfile(p): return False
     while True:
@@ -154,11 +156,13 @@ def _interpreter() -> str | None:
         if c and usable(c): return c
     return None
 
+# %% ../nbs/lib_15_sandbox.ipynb #95953446
 def _site_paths() -> list[str]:
     "Our site-packages folders that the sandbox user can read."
     return [p for p in sys.path if p.endswith(('site-packages', 'dist-packages')) and os.path.isdir(p)
             and (not _drops_privileges() or os.stat(p).st_mode & 0o005 == 0o005)]
 
+# %% ../nbs/lib_15_sandbox.ipynb #eee582d4
 def _sandbox_uid() -> int | None:
     "A fresh user (and group) id for one run when we are root, else None (the program runs as us)."
     return 1_000_000_000 + secrets.randbelow(900_000_000) if _drops_privileges() else None
@@ -173,6 +177,7 @@ def _command(level: str, python: str) -> list[str]:
             '--ro-bind', '/', '/', '--tmpfs', '/tmp', '--proc', '/proc', '--dev', '/dev', '--chdir', '/tmp',
             '--cap-drop', 'ALL', '--', *inner]
 
+# %% ../nbs/lib_15_sandbox.ipynb #1122fd06
 @functools.lru_cache(maxsize=None)
 def _probe(level: str) -> str | None:
     "Why `level` does not work on this machine (None when it does); tried once per process."
@@ -187,6 +192,7 @@ def available_levels() -> dict[str, str | None]:
     "Each isolation level with the reason it does not work here (None: it works)."
     return {level: _probe(level) for level in LEVELS}
 
+# %% ../nbs/lib_15_sandbox.ipynb #6c12fe63
 def isolation_level(level: str | None = None) -> str:
     "The level programs run under: `level`, else $DAGGER_SANDBOX, else `bwrap` when it works here, else `fallback`."
     want = level or os.environ.get('DAGGER_SANDBOX') or 'auto'
@@ -199,6 +205,7 @@ def _require(level: str) -> str:
     if why: raise SandboxUnavailable(f'isolation level {level!r} does not work here: {why}')
     return level
 
+# %% ../nbs/lib_15_sandbox.ipynb #da8d8349
 def isolation_info(level: str | None = None) -> dict:
     "What protects programs on this machine, for a run's records: level, user, seccomp, interpreter."
     lv = isolation_level(level)
@@ -273,6 +280,7 @@ def _kill_all(p: subprocess.Popen, uid: int | None, python: str):
                        env=_env(), cwd='/', stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
     if k.returncode: warnings.warn(f'sandbox: processes of uid {uid} may have survived the sweep (rc {k.returncode})')
 
+# %% ../nbs/lib_15_sandbox.ipynb #f9a91696
 def _remove_leftovers(uid: int | None, cwd: str | None) -> list[str]:
     "Remove what user `uid` left at the top of the world-writable folders (except its folder `cwd`); return the paths."
     if uid is None: return []
@@ -321,11 +329,13 @@ def _run(code: str, level: str, timeout: float, memory_mb: int, cpu_s: int, max_
     r = _parse(raw, tag)
     if r is not None: return SandboxResult(**(r.as_dict() | done))
     rc = p.returncode
-    if rc in (-signal.SIGXCPU, -signal.SIGKILL): return SandboxResult(error='timeout', detail=f'cpu limit {cpu_s}s', **done)
+    if rc in (-signal.SIGXCPU, -signal.SIGKILL):
+        return SandboxResult(error='timeout', detail=f'cpu limit {cpu_s}s', **done)
     if rc < 0: return SandboxResult(error='crashed', detail=f'signal {signal.Signals(-rc).name}', **done)
     tail = raw[-200:].decode('utf-8', 'replace')
     return SandboxResult(error='no_answer', detail=f'exit code {rc} without a result: {tail!r}', **done)
 
+# %% ../nbs/lib_15_sandbox.ipynb #56b5d03b
 def run_program(code: str, timeout: float = 5.0, memory_mb: int = 512, cpu_s: int | None = None,
                 max_output: int = 1 << 16, isolation: str | None = None) -> SandboxResult:
     "Execute `code` in a confined, separate Python process; return the number it left in `ans` (or an error kind)."

@@ -12,15 +12,19 @@ KINDS = ('gemma3', 'qwen3', 'llama')
 
 CORPUS = ('{"nodes": [{"id": "a", "op": "const", "val": 12, "distractor": false, "label": "apples"}, '
           '{"id": "final_result", "op": "identity", "args": ["a"]}]}',
-          'প্রশ্ন: রহিমের কাছে ১২টি আপেল আছে। উত্তর হল ১২।', 'Question: Tom has 3 apples and buys 4 more. How many apples?',
-          'add sub mul div sum mean min max round floor ceil sqrt pow mod gcd lcm abs identity distractor label args val',
+          'প্রশ্ন: রহিমের কাছে ১২টি আপেল আছে। উত্তর হল ১২।',
+          'Question: Tom has 3 apples and buys 4 more. How many apples?',
+          'add sub mul div sum mean min max round floor ceil sqrt pow mod gcd lcm abs '
+          'identity distractor label args val',
           '```json\n{"nodes": []}\n```', 'Let me think step by step. The answer is \\boxed{7}.')
 
-SPECIALS = {'gemma3': ['<pad>', '<eos>', '<bos>', '<unk>', '<start_of_turn>', '<end_of_turn>', '<start_of_image>', '<end_of_image>',
-                       '<image_soft_token>'],
+# %% ../nbs/lib_21_standins.ipynb #82fa3b07
+SPECIALS = {'gemma3': ['<pad>', '<eos>', '<bos>', '<unk>', '<start_of_turn>', '<end_of_turn>', '<start_of_image>',
+                       '<end_of_image>', '<image_soft_token>'],
             'qwen3': ['<|endoftext|>', '<|im_start|>', '<|im_end|>', '<think>', '</think>'],
             'llama': ['<|begin_of_text|>', '<|end_of_text|>', '<|start_header_id|>', '<|end_header_id|>', '<|eot_id|>']}
 
+# %% ../nbs/lib_21_standins.ipynb #bc0d7e1d
 TEMPLATES = {
     'gemma3': (
         "{{ bos_token }}{%- if messages[0]['role'] == 'system' -%}"
@@ -30,23 +34,30 @@ TEMPLATES = {
         "{%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}"
         "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{%- endif -%}"
         "{%- set role = 'model' if message['role'] == 'assistant' else message['role'] -%}"
-        "{{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else '') + message['content'] | trim + '<end_of_turn>\n' }}"
+        "{{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else '') + message['content'] | trim + "
+        "'<end_of_turn>\n' }}"
         "{%- endfor -%}{%- if add_generation_prompt -%}{{ '<start_of_turn>model\n' }}{%- endif -%}"),
     'qwen3': (
-        "{%- for message in messages -%}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}{%- endfor -%}"
+        "{%- for message in messages -%}"
+        "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}{%- endfor -%}"
         "{%- if add_generation_prompt -%}{{ '<|im_start|>assistant\n' }}"
-        "{%- if enable_thinking is defined and enable_thinking is false -%}{{ '<think>\n\n</think>\n\n' }}{%- endif -%}{%- endif -%}"),
+        "{%- if enable_thinking is defined and enable_thinking is false -%}"
+        "{{ '<think>\n\n</think>\n\n' }}{%- endif -%}{%- endif -%}"),
     'llama': (
         "{{ bos_token }}{%- for message in messages -%}"
-        "{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n' + message['content'] | trim + '<|eot_id|>' }}{%- endfor -%}"
+        "{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n' + message['content'] | trim + "
+        "'<|eot_id|>' }}{%- endfor -%}"
         "{%- if add_generation_prompt -%}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{%- endif -%}"),
 }
 
+# %% ../nbs/lib_21_standins.ipynb #1169a2c3
 ROLES = {'gemma3': dict(bos_token='<bos>', eos_token='<eos>', pad_token='<pad>', unk_token='<unk>',
-                        extra_special_tokens=dict(boi_token='<start_of_image>', eoi_token='<end_of_image>', image_token='<image_soft_token>')),
+                        extra_special_tokens=dict(boi_token='<start_of_image>', eoi_token='<end_of_image>',
+                                                  image_token='<image_soft_token>')),
          'qwen3': dict(eos_token='<|im_end|>', pad_token='<|endoftext|>'),
          'llama': dict(bos_token='<|begin_of_text|>', eos_token='<|eot_id|>', pad_token='<|end_of_text|>')}
 
+# %% ../nbs/lib_21_standins.ipynb #85227bc8
 def tiny_tokenizer(kind: str, vocab_size: int = 384):
     "A byte-level BPE tokenizer trained on a few strings, with `kind`'s special tokens and chat template."
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -54,9 +65,11 @@ def tiny_tokenizer(kind: str, vocab_size: int = 384):
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
-    bpe.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIALS[kind], show_progress=False,
+    bpe.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIALS[kind],
+                                                        show_progress=False,
                                                         initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    return PreTrainedTokenizerFast(tokenizer_object=bpe, chat_template=TEMPLATES[kind], model_max_length=4096, **ROLES[kind])
+    return PreTrainedTokenizerFast(tokenizer_object=bpe, chat_template=TEMPLATES[kind], model_max_length=4096,
+                                   **ROLES[kind])
 
 # %% ../nbs/lib_21_standins.ipynb #937f4429
 def _text(vocab: int, **kw) -> dict:

@@ -106,11 +106,13 @@ def _clusters(orig_ids, aug_ids, n_o: int, n_a: int) -> tuple[np.ndarray, np.nda
     inv = np.array([ix.setdefault(k, len(ix)) for k in keys], dtype=int)
     return inv[:n_o], inv[n_o:], len(ix)
 
+# %% ../nbs/lib_06_stats.ipynb #e835786c
 def _delta_boot(vo, va, orig_ids, aug_ids, n_boot, seed, level) -> dict:
     "mean(vo) − mean(va) with a cluster bootstrap over original problems."
     vo, va = np.asarray(vo, float), np.asarray(va, float)
     nan = float('nan')
-    if not len(vo) or not len(va): return dict(n_original=len(vo), n_augmented=len(va), delta=nan, lo=nan, hi=nan, p=nan)
+    if not len(vo) or not len(va):
+        return dict(n_original=len(vo), n_augmented=len(va), delta=nan, lo=nan, hi=nan, p=nan)
     co, ca, k = _clusters(orig_ids, aug_ids, len(vo), len(va))
     est = float(vo.mean() - va.mean())
     parts = []
@@ -122,10 +124,12 @@ def _delta_boot(vo, va, orig_ids, aug_ids, n_boot, seed, level) -> dict:
     lo, hi = _percentile(boot, level)
     return dict(n_original=len(vo), n_augmented=len(va), delta=est, lo=lo, hi=hi, p=_boot_p(boot, est))
 
-def delta_ci(orig, aug, orig_ids=None, aug_original_ids=None, n_boot: int = 4000, seed: int = 0, level: float = 0.95) -> dict:
+def delta_ci(orig, aug, orig_ids=None, aug_original_ids=None, n_boot: int = 4000, seed: int = 0,
+             level: float = 0.95) -> dict:
     "Δ = mean(orig) − mean(aug) with a cluster-bootstrap interval and p over original problems (ids optional)."
     return _delta_boot(orig, aug, orig_ids, aug_original_ids, n_boot, seed, level)
 
+# %% ../nbs/lib_06_stats.ipynb #b0e42111
 def delta_diff(orig_x, orig_y, aug_x, aug_y, orig_ids=None, aug_original_ids=None, n_boot: int = 4000, seed: int = 0,
                level: float = 0.95) -> dict:
     "Δ_X − Δ_Y for methods X, Y on the same original and +D problems (paired), cluster-bootstrapped over originals."
