@@ -69,11 +69,14 @@ def run_records(method: str, problems: list, backend, cap: int = 0, prompt=None,
                 split_sizes: dict | None = None, **tags) -> list[dict]:
     "Run `method` on `problems` with `prompt`, re-read CoT answers per language, add `tags` to every record."
     t0 = time.time()
-    recs = rescore(run_method(method, problems, backend, max_new_tokens=budget(method, cap), prompt=prompt, progress=progress))
+    recs = rescore(run_method(method, problems, backend, max_new_tokens=budget(method, cap), prompt=prompt,
+                              progress=progress))
     dt = (time.time() - t0) / max(len(recs), 1)
-    return [r | dict(model=model or backend.model, base_model=model or backend.model, phase='untrained', init=None, backend=backend.kind, seconds=round(dt, 3),
+    return [r | dict(model=model or backend.model, base_model=model or backend.model, phase='untrained', init=None,
+                     backend=backend.kind, seconds=round(dt, 3),
                      split_size=(split_sizes or {}).get(r['split'], len(problems))) | tags for r in recs]
 
+# %% ../nbs/stage_7_ablations.ipynb #2628945e
 def _agg(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     g = df.groupby(by, sort=False)
     out = g.agg(n=('correct', 'size'), accuracy=('correct', 'mean'), mean_tokens=('tokens', 'mean')).reset_index()
@@ -82,6 +85,7 @@ def _agg(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     ci = pd.DataFrame([dict(zip(by, k if isinstance(k, tuple) else (k,))) | intervals(x) for k, x in g])
     return out.merge(ex.rename('exec_rate').reset_index(), on=by).merge(ci, on=by)
 
+# %% ../nbs/stage_7_ablations.ipynb #8bb452f6
 CI = ['acc_lo', 'acc_hi', 'tokens_lo', 'tokens_hi', 'smoke']
 VS = ['vs', 'n_pairs', 'diff', 'diff_lo', 'diff_hi', 'p']
 
@@ -96,6 +100,7 @@ def _vs(t: pd.DataFrame, df: pd.DataFrame, keys: list[str], arm: str, ref: str) 
         if s['n']: t.loc[i, VS] = [ref, s['n'], s['diff'], s['ci_lo'], s['ci_hi'], s['p']]
     return t
 
+# %% ../nbs/stage_7_ablations.ipynb #76c35548
 def table5(records: list[dict]) -> pd.DataFrame:
     "Table 5: accuracy, execution rate and output tokens per language and method; DAGGER against CoT paired (McNemar)."
     df = pd.DataFrame(records)
@@ -106,15 +111,18 @@ def table5(records: list[dict]) -> pd.DataFrame:
     return t[['lang', 'language', 'method', 'setting', 'n', 'accuracy', 'exec_rate', 'mean_tokens'] + CI + VS]
 
 def table7(records: list[dict]) -> pd.DataFrame:
-    "Table 7: accuracy and output tokens per CoT configuration; each against the original 5-shot prompt, paired (McNemar)."
+    ("Table 7: accuracy and output tokens per CoT configuration; each against the original 5-shot prompt, paired "
+     "(McNemar).")
     df = pd.DataFrame(records)
     t = _vs(_agg(df, ['config']), df, [], 'config', next(iter(COT_CONFIGS)))
     t['configuration'] = t['config'].map(lambda c: COT_CONFIGS[c][2])
-    t['exemplars'] = t['config'].map(lambda c: ' '.join(map(str, EXEMPLAR_SETS[COT_CONFIGS[c][0]][-COT_CONFIGS[c][1]:])) if COT_CONFIGS[c][0] else '')
+    t['exemplars'] = t['config'].map(lambda c: ' '.join(map(str, EXEMPLAR_SETS[COT_CONFIGS[c][0]][-COT_CONFIGS[c][1]:]))
+                                     if COT_CONFIGS[c][0] else '')
     return t[['config', 'configuration', 'exemplars', 'n', 'accuracy', 'mean_tokens'] + CI + VS]
 
 def table3(records: list[dict]) -> pd.DataFrame:
-    "Table 3: accuracy, execution rate and tokens per annotation arm and split; with against without annotations paired (McNemar)."
+    ("Table 3: accuracy, execution rate and tokens per annotation arm and split; with against without annotations "
+     "paired (McNemar).")
     df = pd.DataFrame(records)
     t = _vs(_agg(df, ['annotations', 'split']), df, ['split'], 'annotations', 'without')
     return t[['annotations', 'split', 'n', 'accuracy', 'exec_rate', 'mean_tokens'] + CI + VS]
@@ -133,9 +141,11 @@ def write_table(out: Path, records: list[dict], table: pd.DataFrame, info: dict)
     write_json(out/'run.json', info)
     return out
 
+# %% ../nbs/stage_7_ablations.ipynb #38a23583
 def _sample(split: str, n: int, cfg) -> tuple[list, int]:
     loaded = load_splits([split], n, cfg.seed, cfg, verbose=False, prepared=True)
-    if split not in loaded: raise FileNotFoundError(f'split {split!r} is not prepared: run the dataset stage (nbs/stage_2_dataset.ipynb)')
+    if split not in loaded: raise FileNotFoundError(f'split {split!r} is not prepared: run the dataset stage '
+                                                    f'(nbs/stage_2_dataset.ipynb)')
     return loaded[split]
 
 def table_sizes(cfg, n: int | None = None) -> dict:
@@ -143,6 +153,7 @@ def table_sizes(cfg, n: int | None = None) -> dict:
     return dict(table3=cfg.eval.n or cfg.eval.sample_n if n is None else n, table5=cfg.ablation.n if n is None else n,
                 table7=cfg.ablation.n_table7 if n is None else n)
 
+# %% ../nbs/stage_7_ablations.ipynb #f4ab8a60
 def run_table5(cfg, backend, n: int | None = None, languages=None, progress: bool = True) -> dict:
     "Table 5: 5-shot CoT and 3-shot DAGGER on MGSM in each language with the profile's model."
     t0, n = time.time(), table_sizes(cfg, n)['table5']
@@ -153,16 +164,19 @@ def run_table5(cfg, backend, n: int | None = None, languages=None, progress: boo
         ps, size = _sample(f'mgsm_{lang}', n, cfg)
         check_exemplars(lang, ps)
         split_sizes = {f'mgsm_{lang}': size}
-        recs += (run_records('cot', ps, backend, cap, model=cfg.model, progress=progress, split_sizes=split_sizes, shots=5) +
+        recs += (run_records('cot', ps, backend, cap, model=cfg.model, progress=progress, split_sizes=split_sizes,
+                             shots=5) +
                  run_records('dagger', ps, backend, gcap, prompt=graph_prompt, model=cfg.model, progress=progress,
                              split_sizes=split_sizes, shots=3))
         sizes[lang], seconds[lang] = len(ps), round(time.time() - t1, 1)
-    info = run_info(cfg, stage='ablations', table='table5', model=cfg.model, languages=list(languages), sample_n=n, n=sizes,
+    info = run_info(cfg, stage='ablations', table='table5', model=cfg.model, languages=list(languages), sample_n=n,
+                    n=sizes,
                     budgets=dict(cot=budget('cot', cap), dagger=budget('dagger', gcap)), graph_exemplars=[3, 5, 7],
                     seconds_per_language=seconds, seconds=round(time.time() - t0, 1))
     t = table5(recs)
     return dict(table=t, records=recs, info=info, out=write_table(ablation_dir(cfg, 'table5'), recs, t, info))
 
+# %% ../nbs/stage_7_ablations.ipynb #23329ee3
 def run_table7(cfg, backend, n: int | None = None, lang: str = 'en', progress: bool = True) -> dict:
     "Table 7: the four CoT configurations on MGSM in `lang` (English in the paper) with the profile's model."
     t0, n = time.time(), table_sizes(cfg, n)['table7']
@@ -170,10 +184,12 @@ def run_table7(cfg, backend, n: int | None = None, lang: str = 'en', progress: b
     check_exemplars(lang, ps)
     recs = []
     for name, (ex_set, shots, _) in COT_CONFIGS.items():
-        recs += run_records('cot', ps, backend, cfg.ablation.max_new_tokens, prompt=cot_config_prompt(name), model=cfg.model,
+        recs += run_records('cot', ps, backend, cfg.ablation.max_new_tokens, prompt=cot_config_prompt(name),
+                            model=cfg.model,
                             progress=progress, split_sizes={f'mgsm_{lang}': size}, config=name, shots=shots)
     info = run_info(cfg, stage='ablations', table='table7', model=cfg.model, lang=lang, n=len(ps), sample_n=n,
-                    configs={k: dict(exemplar_set=v[0], shots=v[1], exemplars=list(EXEMPLAR_SETS[v[0]][-v[1]:]) if v[0] else [])
+                    configs={k: dict(exemplar_set=v[0], shots=v[1],
+                                     exemplars=list(EXEMPLAR_SETS[v[0]][-v[1]:]) if v[0] else [])
                              for k, v in COT_CONFIGS.items()},
                     budget=budget('cot', cfg.ablation.max_new_tokens), seconds=round(time.time() - t0, 1))
     t = table7(recs)
@@ -181,7 +197,8 @@ def run_table7(cfg, backend, n: int | None = None, lang: str = 'en', progress: b
 
 # %% ../nbs/stage_7_ablations.ipynb #f3d9d4d9
 def table_profile(cfg, table: str):
-    "The profile Table 5 or 7 runs on: the roster's system for it (GPT-4.1 through the API on paper), in the profile's results folder; else `cfg`."
+    ("The profile Table 5 or 7 runs on: the roster's system for it (GPT-4.1 through the API on paper), in the "
+     "profile's results folder; else `cfg`.")
     api = selected(cfg, table)
     if not api or table not in ('table5', 'table7'): return cfg
     return cfg.replace(model=api[0].model, backend=api[0].backend, results_dir=str(cfg.results))
@@ -190,12 +207,15 @@ def noannot_profile(cfg, **overrides):
     "Profile `cfg` with `sft.annotations = false` (Table 3's ablation arm)."
     return cfg.replace(sft__annotations=False, **overrides)
 
-SFT_FIELDS = ('model', 'seed', 'sft.recipe', 'sft.n_train', 'sft.select', 'sft.student_shots', 'sft.student_prompt', 'data_source', 'teacher.backend', 'teacher.model',
+# %% ../nbs/stage_7_ablations.ipynb #4b53053b
+SFT_FIELDS = ('model', 'seed', 'sft.recipe', 'sft.n_train', 'sft.select', 'sft.student_shots', 'sft.student_prompt',
+              'data_source', 'teacher.backend', 'teacher.model',
               'teacher.n_sft', 'teacher.msvamp_split', 'teacher.n_msvamp')
 
 class StaleModelError(RuntimeError):
     "A trained model whose recorded settings differ from the profile's (trained with another prompt, recipe or data)."
 
+# %% ../nbs/stage_7_ablations.ipynb #229f2697
 def _flat(profile: dict) -> dict:
     "A recorded profile (as in run.json) with its sections' settings named 'section.field'."
     return {k: v for k, v in profile.items() if not isinstance(v, dict)} | {
@@ -206,46 +226,55 @@ def _sft_run(sft_folder: Path) -> dict:
     return json.loads(p.read_text(encoding='utf-8')) if p.exists() else {}
 
 def sft_mismatch(cfg, sft_folder: Path) -> dict:
-    "The SFT-relevant profile fields whose value recorded in `sft_folder`/run.json differs from `cfg`'s: {field: (recorded, now)}."
+    ("The SFT-relevant profile fields whose value recorded in `sft_folder`/run.json differs from `cfg`'s: {field: "
+     "(recorded, now)}.")
     rec = _flat(_sft_run(sft_folder).get('run_info', {}).get('profile', {}))
     default = {f: Profile(name='x').get(f) for f in SFT_FIELDS}
     now = {f: cfg.get(f) for f in SFT_FIELDS}
     return {f: (rec.get(f, default[f]), v) for f, v in now.items() if rec.get(f, default[f]) != v}
 
+# %% ../nbs/stage_7_ablations.ipynb #4e21a0df
 def train_noannot(cfg, retrain: bool = False) -> dict:
     "Train the no-annotation SFT model of `cfg` unless an up-to-date one exists; return facts."
     with_dir, c = sft_dir(cfg), noannot_profile(cfg)
     without_dir = sft_dir(c)
-    if without_dir == with_dir: raise RuntimeError('dagger.sft.sft_dir ignores sft.annotations: both arms would share one folder')
+    if without_dir == with_dir: raise RuntimeError('dagger.sft.sft_dir ignores sft.annotations: both arms would share '
+                                                   'one folder')
     merged_model(cfg)   # the annotated model must exist (the SFT stage)
     if stale := sft_mismatch(cfg, with_dir):
-        raise StaleModelError(f'the annotated SFT model in {with_dir} was trained with other settings {stale}: rerun the SFT stage (nbs/stage_4_sft.ipynb)')
+        raise StaleModelError(f'the annotated SFT model in {with_dir} was trained with other settings {stale}: rerun '
+                              f'the SFT stage (nbs/stage_4_sft.ipynb)')
     fresh = (without_dir/'merged'/'config.json').exists() and not sft_mismatch(c, without_dir) and \
             (without_dir/'run.json').stat().st_mtime > (with_dir/'run.json').stat().st_mtime
     t0 = time.time()
     facts = {} if fresh and not retrain else run_sft(c)
     ids = {arm: _sft_run(d).get('train_ids') for arm, d in [('with', with_dir), ('without', without_dir)]}
     return dict(trained=bool(facts), wall_s=round(time.time() - t0, 1), merged=str(merged_model(c)),
-                train_wall_s={arm: _sft_run(d).get('wall_s') for arm, d in [('with', with_dir), ('without', without_dir)]},
-                best_eval_loss={arm: _sft_run(d).get('best_eval_loss') for arm, d in [('with', with_dir), ('without', without_dir)]},
+                train_wall_s={arm: _sft_run(d).get('wall_s') for arm,
+                              d in [('with', with_dir), ('without', without_dir)]},
+                best_eval_loss={arm: _sft_run(d).get('best_eval_loss') for arm,
+                                d in [('with', with_dir), ('without', without_dir)]},
                 n_train={k: len(v or []) for k, v in ids.items()},
                 same_examples=ids['with'] is not None and set(ids['with']) == set(ids['without'] or []))
 
+# %% ../nbs/stage_7_ablations.ipynb #cc103d91
 def run_table3(cfg, n: int | None = None, splits=None, retrain: bool = False, progress: bool = True) -> dict:
     "Table 3: the SFT student with and without distractor annotations on the original and augmented splits."
     t0, same = time.time(), n is None   # by default the evaluation stage's problems (its outputs are reused)
     splits = tuple(splits or cfg.ablation.table3_splits)
     cap = cfg.sft.eval_max_new_tokens   # the SFT stage's evaluation budget: graphs of SFT models run to ~250 tokens
     train = train_noannot(cfg, retrain=retrain)
-    loaded = load_splits(splits, cfg.eval.sample_n if same else n, cfg.seed, cfg, limit=cfg.eval.n if same else 0, verbose=progress, prepared=True)
+    loaded = load_splits(splits, cfg.eval.sample_n if same else n, cfg.seed, cfg, limit=cfg.eval.n if same else 0,
+                         verbose=progress, prepared=True)
     n = len(next(iter(loaded.values()))[0]) if loaded else 0
     missing = [s for s in splits if s not in loaded]
     if missing: raise FileNotFoundError(f'Table 3 splits not built: {missing} (run the dataset and distractor stages)')
     recs = []
     for arm, c in [('with', cfg), ('without', noannot_profile(cfg))]:
-        backend = backend_from_profile(c, model=str(merged_model(c)))   # the evaluation stage's engine settings and cache
-        rs = evaluate(backend, ['dagger'], loaded, cap=cap, model=f'{cfg.model} (SFT, {arm} annotations)', student=True, phase='sft', base_model=cfg.model,
-                      progress=progress, prompt=student_prompt(c))
+        backend = backend_from_profile(c,
+                                       model=str(merged_model(c)))   # the evaluation stage's engine settings and cache
+        rs = evaluate(backend, ['dagger'], loaded, cap=cap, model=f'{cfg.model} (SFT, {arm} annotations)', student=True,
+                      phase='sft', base_model=cfg.model, progress=progress, prompt=student_prompt(c))
         recs += [r | dict(annotations=arm) for r in rs]
         del backend
     info = run_info(cfg, stage='ablations', table='table3', model=cfg.model, splits=list(splits), n=n,

@@ -66,7 +66,8 @@ def load_benchmark(splits, n: int, cfg) -> dict:
     if bad: raise EvalError(f'unknown split {bad[0]!r}: have {", ".join(SPLIT_NAMES)}')
     out = load_splits(list(splits), seed=cfg.seed, cfg=cfg, verbose=False)
     if missing := [s for s in splits if s not in out]:
-        raise EvalError(f'split {missing[0]} is not built here: run `dagger-reproduce --only stage_1_distractors` (or check data_source)')
+        raise EvalError(f'split {missing[0]} is not built here: run `dagger-reproduce --only stage_1_distractors` (or '
+                        f'check data_source)')
     picked = {s: sample(ps, n or None, cfg.seed) for s, (ps, _) in out.items() if original_split(s) not in out}
     for s, (ps, _) in out.items():
         if s not in picked:
@@ -74,49 +75,60 @@ def load_benchmark(splits, n: int, cfg) -> dict:
             picked[s] = sample([p for p in ps if p.meta.get('original_id') in kept], n or None, cfg.seed)
     return {s: (picked[s], size) for s, (_, size) in out.items()}
 
+# %% ../nbs/lib_26_any_model.ipynb #541db9cf
 def prompt_hash(method: str, p) -> str:
     "sha256 of the prompt `method` sends for problem `p` (its messages as JSON)."
     return hashlib.sha256(json.dumps(PROMPTS[method](p.question, p.lang), ensure_ascii=False).encode()).hexdigest()[:16]
 
-SAMPLE_KEYS = ('id', 'split', 'method', 'aug_type', 'prompt_sha256', 'output', 'prediction', 'answer', 'correct', 'executed',
-               'tokens', 'finish_reason', 'error', 'flagged', 'distractor_values')
+SAMPLE_KEYS = ('id', 'split', 'method', 'aug_type', 'prompt_sha256', 'output', 'prediction', 'answer', 'correct',
+               'executed', 'tokens', 'finish_reason', 'error', 'flagged', 'distractor_values')
 
 def sample_rows(records: list, problems: dict) -> list[dict]:
     "One line per problem and method for samples.jsonl."
-    return [{k: r.get(k) for k in SAMPLE_KEYS if k != 'prompt_sha256'} | dict(prompt_sha256=prompt_hash(r['method'], problems[r['id']]))
+    return [{k: r.get(k) for k in SAMPLE_KEYS if k != 'prompt_sha256'}
+            | dict(prompt_sha256=prompt_hash(r['method'], problems[r['id']]))
             for r in records]
 
+# %% ../nbs/lib_26_any_model.ipynb #049ec71f
 def check_replies(records: list, method: str):
     "An `EvalError` when every reply of `method` was empty (a server that answers nothing), after they were cached."
     mine = [r for r in records if r['method'] == method]
     if mine and all(not (r.get('output') or '').strip() for r in mine):
-        raise EvalError(f'every {method} reply was empty ({len(mine)} problems): check the server\'s chat template and --max-new-tokens; '
-                        'the empty replies are cached, rerun with --resume after the fix only if they are what the model says')
+        raise EvalError(f'every {method} reply was empty ({len(mine)} problems): check the server\'s chat template and '
+                        f'--max-new-tokens; '
+                        'the empty replies are cached, rerun with --resume after the fix only if they are what the '
+                        'model says')
 
 # %% ../nbs/lib_26_any_model.ipynb #ae000016
 def type_deltas(df: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    "Δ accuracy (original − +D, points) per method, +D split and distractor type, with the cluster-bootstrap 95% interval over originals."
+    ("Δ accuracy (original − +D, points) per method, +D split and distractor type, with the cluster-bootstrap 95% "
+     "interval over originals.")
     rows = []
     for (m, s), aug in df[df['split'].str.endswith('_distract')].groupby(['method', 'split']):
         orig = df[(df['method'] == m) & (df['split'] == original_split(s))]
         if not len(orig): continue
         for t, a in [('all', aug), *aug.groupby('aug_type')]:
-            r = delta_ci(orig['correct'].astype(float), a['correct'].astype(float), list(orig['id']), list(a['original_id']), seed=seed)
-            rows.append(dict(method=m, split=s, type=t, n_original=len(orig), n_augmented=len(a), acc_original=100 * orig['correct'].mean(),
-                             acc_augmented=100 * a['correct'].mean(), delta=100 * r['delta'], ci_lo=100 * r['lo'], ci_hi=100 * r['hi'],
-                             smoke=is_smoke(min(len(orig), len(a)))))
+            r = delta_ci(orig['correct'].astype(float), a['correct'].astype(float), list(orig['id']),
+                         list(a['original_id']), seed=seed)
+            rows.append(dict(method=m, split=s, type=t, n_original=len(orig), n_augmented=len(a),
+                             acc_original=100 * orig['correct'].mean(),
+                             acc_augmented=100 * a['correct'].mean(), delta=100 * r['delta'], ci_lo=100 * r['lo'],
+                             ci_hi=100 * r['hi'], smoke=is_smoke(min(len(orig), len(a)))))
     return pd.DataFrame(rows)
 
+# %% ../nbs/lib_26_any_model.ipynb #f0923eb1
 def report_tables(records: list) -> dict:
     "The report's tables from the per-problem records: per split, weighted average, Δ per split and type."
     df = pd.DataFrame(records)
     s = summarize(df)
-    cols = ['method', 'split', 'n', 'accuracy', 'acc_lo', 'acc_hi', 'exec_rate', 'mean_tokens', 'flag_precision', 'flag_recall', 'flag_f1', 'smoke']
+    cols = ['method', 'split', 'n', 'accuracy', 'acc_lo', 'acc_hi', 'exec_rate', 'mean_tokens', 'flag_precision',
+            'flag_recall', 'flag_f1', 'smoke']
     return dict(splits=s[[c for c in cols if c in s]], weighted=weighted(s, _sizes(df)), deltas=type_deltas(df))
 
 def _sizes(df: pd.DataFrame) -> dict:
     return {s: int(g['split_size'].iloc[0]) for s, g in df.groupby('split')}
 
+# %% ../nbs/lib_26_any_model.ipynb #27faf198
 def _md(t: pd.DataFrame) -> str:
     return t.to_markdown(index=False, floatfmt='.1f') if len(t) else '(none)'
 
@@ -134,6 +146,7 @@ def write_report(out: Path, tables: dict, facts: dict):
         'Intervals: cluster bootstrap over original problems (an original and its +D versions move together).', '',
         _md(tables['deltas']), '']))
 
+# %% ../nbs/lib_26_any_model.ipynb #a9b9bf75
 def plot_robustness(tables: dict, path: Path, model: str):
     "Accuracy on each original split and per distractor type of its +D split, with 95% intervals."
     import matplotlib
@@ -144,7 +157,8 @@ def plot_robustness(tables: dict, path: Path, model: str):
     if len(d):
         d = d.assign(label=d['method'] + ' ' + d['split'].str.replace('_distract', '') + ' ' + d['type'])
         x = range(len(d))
-        for off, acc, n, fmt, name in ((-0.15, 'acc_original', 'n_original', 'o', 'original'), (0.15, 'acc_augmented', 'n_augmented', 's', '+D')):
+        for off, acc, n, fmt, name in ((-0.15, 'acc_original', 'n_original', 'o', 'original'),
+                                       (0.15, 'acc_augmented', 'n_augmented', 's', '+D')):
             ci = [wilson(round(a * k / 100), k) for a, k in zip(d[acc], d[n])]
             err = [[a - 100 * lo for a, (lo, _) in zip(d[acc], ci)], [100 * hi - a for a, (_, hi) in zip(d[acc], ci)]]
             ax.errorbar([i + off for i in x], d[acc], yerr=err, fmt=fmt, capsize=2, label=name)
@@ -157,10 +171,14 @@ def plot_robustness(tables: dict, path: Path, model: str):
     plt.close(fig)
 
 # %% ../nbs/lib_26_any_model.ipynb #ae000019
-def run(spec: str, splits=SPLITS, methods=('cot', 'dagger'), n: int = 250, out: str | Path = 'dagger-eval', base_url: str = '',
-        api_key_env: str = 'OPENAI_API_KEY', max_new_tokens: int = 0, resume: bool = False, profile: str = 'cpu', progress: bool = True) -> dict:
-    "Evaluate the model of `spec` on DistractMath-BN and write report.md, report.json, samples.jsonl and robustness.png to `out`."
-    if bad := [m for m in methods if m not in METHODS]: raise EvalError(f'unknown method {bad[0]!r}: have {", ".join(METHODS)}')
+def run(spec: str, splits=SPLITS, methods=('cot', 'dagger'), n: int = 250, out: str | Path = 'dagger-eval',
+        base_url: str = '',
+        api_key_env: str = 'OPENAI_API_KEY', max_new_tokens: int = 0, resume: bool = False, profile: str = 'cpu',
+        progress: bool = True) -> dict:
+    ("Evaluate the model of `spec` on DistractMath-BN and write report.md, report.json, samples.jsonl and "
+     "robustness.png to `out`.")
+    if bad := [m for m in methods
+               if m not in METHODS]: raise EvalError(f'unknown method {bad[0]!r}: have {", ".join(METHODS)}')
     out = Path(out)
     if (out/'completions.sqlite').exists() and not resume:
         raise EvalError(f'{out} holds an earlier run: pass --resume to continue it, or another --out')
@@ -175,21 +193,24 @@ def run(spec: str, splits=SPLITS, methods=('cot', 'dagger'), n: int = 250, out: 
     problems = {p.id: p for ps, _ in bench.values() for p in ps}
     write_jsonl(out/'samples.jsonl', sample_rows(records, problems))
     tables = report_tables(records)
-    facts = dict(model=spec, methods=list(methods), splits=list(splits), n_problems=len(problems), max_new_tokens=max_new_tokens,
-                 base_url=base_url or None, run_info=run_info(cfg, tool='dagger-eval'))
+    facts = dict(model=spec, methods=list(methods), splits=list(splits), n_problems=len(problems),
+                 max_new_tokens=max_new_tokens, base_url=base_url or None, run_info=run_info(cfg, tool='dagger-eval'))
     write_report(out, tables, facts)
     plot_robustness(tables, out/'robustness.png', spec)
     return tables
 
+# %% ../nbs/lib_26_any_model.ipynb #9bb525c3
 def tasks_path() -> Path:
     "The folder of the lm-evaluation-harness task `distractmath_bn` (for `lm_eval --include_path`)."
     from importlib import resources
     return Path(str(resources.files('dagger')/'lm_eval_tasks'))
 
+# %% ../nbs/lib_26_any_model.ipynb #45b7dc3a
 def main(argv=None) -> int:
     "`dagger-eval`: DistractMath-BN for any model, from the command line."
     import argparse
-    ap = argparse.ArgumentParser(prog='dagger-eval', description='Evaluate any model on DistractMath-BN (accuracy, Δ under distractors, tokens).')
+    ap = argparse.ArgumentParser(prog='dagger-eval',
+            description='Evaluate any model on DistractMath-BN (accuracy, Δ under distractors, tokens).')
     ap.add_argument('--model', help='embedded:NAME, hf:PATH_OR_ID, vllm:PATH_OR_ID or openai:MODEL')
     ap.add_argument('--splits', default=','.join(SPLITS))
     ap.add_argument('--methods', default='cot,dagger')
@@ -205,14 +226,17 @@ def main(argv=None) -> int:
     if a.tasks_path: print(tasks_path()); return 0
     if not a.model: ap.error('--model is required')
     try:
-        run(a.model, tuple(s.strip() for s in a.splits.split(',') if s.strip()), tuple(m.strip() for m in a.methods.split(',') if m.strip()),
+        run(a.model, tuple(s.strip() for s in a.splits.split(',') if s.strip()),
+            tuple(m.strip() for m in a.methods.split(',') if m.strip()),
             a.n, a.out, a.base_url, a.api_key_env, a.max_new_tokens, a.resume, a.profile)
     except EvalError as e:
         print(f'dagger-eval: error: {e}', file=sys.stderr)
         return 2
-    except Exception as e:                 # a backend's own error (a crashed server, a model that will not load): one line
+    # a backend's own error (a crashed server, a model that will not load): one line
+    except Exception as e:
         if not isinstance(e, (BackendError, OSError)): raise
-        print(f'dagger-eval: error: {type(e).__name__}: {str(e)[:300]} (finished completions are kept in {a.out}/completions.sqlite; rerun with --resume)', file=sys.stderr)
+        print(f'dagger-eval: error: {type(e).__name__}: {str(e)[:300]} (finished completions are kept in '
+              f'{a.out}/completions.sqlite; rerun with --resume)', file=sys.stderr)
         return 1
     print(Path(a.out, 'report.md').read_text())
     return 0

@@ -110,8 +110,11 @@ def score_text(method: str, text: str, gold: float, lang: str = 'bn', timeout: f
     return r | dict(prediction=float(pred), correct=bool(G.is_correct(pred, gold)))
 
 # %% ../nbs/lib_18_eval.ipynb #af226f89
-BUDGETS = {m: default_budget(m).new_tokens for m in METHODS}   # A.5 (dagger.roster): cot 2048, reasoning 7168, dagger 1024; pot, got 1024 (ours)
+BUDGETS = {m: default_budget(m).new_tokens
+           for m in METHODS}   # A.5 (dagger.roster): cot 2048, reasoning 7168, dagger 1024; pot, got 1024 (ours)
 PROMPTS = dict(cot=cot_messages, reasoning=reasoning_messages, dagger=dagger_prompt, pot=pot_messages)
+
+# %% ../nbs/lib_18_eval.ipynb #9abe7019
 def known_distractors(p) -> list[float] | None:
     "The values of the distractor quantities added to an augmented problem (numbers in its added sentences), else None."
     known = p.meta.get('distractor_values') if isinstance(getattr(p, 'meta', None), dict) else None
@@ -124,21 +127,27 @@ def _problem_fields(p) -> dict:
     meta = p.meta if isinstance(getattr(p, 'meta', None), dict) else {}
     gold = getattr(p, 'gold_graph', None)
     return dict(id=p.id, split=p.split, source=p.source, lang=p.lang, aug_type=p.aug_type, answer=float(p.answer),
-                distractor_values=None if known is None else [float(v) for v in known], original_id=meta.get('original_id'),
-                gold_ops=G.op_count(G.from_obj(gold)) if gold else None)
+                distractor_values=None if known is None else [float(v) for v in known],
+                original_id=meta.get('original_id'), gold_ops=G.op_count(G.from_obj(gold)) if gold else None)
 
-# fine-tuned DAGGER models (SFT, GRPO): 2048 new tokens. Not in A.5 (which gives none for them): Table 10's max completion length
+# %% ../nbs/lib_18_eval.ipynb #195595e2
+# fine-tuned DAGGER models (SFT, GRPO): 2048 new tokens. Not in A.5 (which gives none for them): Table 10's max
+# completion length
 STUDENT_BUDGET = default_budget('dagger', student=True).new_tokens
 
 def budget(method: str, cap: int = 0, student: bool = False, system=None) -> int:
-    "New-token budget for `method`: roster `system`'s if given, else A.5's (a fine-tuned student's for `student`); capped by `cap` > 0."
+    ("New-token budget for `method`: roster `system`'s if given, else A.5's (a fine-tuned student's for `student`); "
+     "capped by `cap` > 0.")
     if method not in METHODS: raise KeyError(f'unknown method {method!r}; have {METHODS}')
-    b = system.budget(method).new_tokens if system is not None else (STUDENT_BUDGET if student and method == 'dagger' else BUDGETS[method])
+    b = system.budget(method).new_tokens if system is not None else (STUDENT_BUDGET if student and method == 'dagger'
+                                                                     else BUDGETS[method])
     return min(b, cap) if cap else b
 
+# %% ../nbs/lib_18_eval.ipynb #8abd4282
 def run_method(method: str, problems: list, backend, max_new_tokens: int | None = None, timeout: float = 5.0,
                progress: bool = True, prompt=None, **kw) -> list[dict]:
-    "Evaluate `method` on `problems` with `backend`: one record per problem (`prompt(question, lang)` replaces the method's prompt)."
+    ("Evaluate `method` on `problems` with `backend`: one record per problem (`prompt(question, lang)` replaces the "
+     "method's prompt).")
     if method not in METHODS: raise ValueError(f'unknown method {method!r}; have {METHODS}')
     if method == 'got': return run_got(problems, backend, max_new_tokens=max_new_tokens, progress=progress, **kw)
     stop = tuple(sorted({f'\n{labels(p.lang)[0]}' for p in problems})) if method == 'cot' else ()
@@ -147,7 +156,8 @@ def run_method(method: str, problems: list, backend, max_new_tokens: int | None 
     recs = []
     for p, (c,) in zip(problems, outs):
         recs.append(_problem_fields(p) | dict(method=method, output=c.text, tokens=c.tokens, calls=1,
-                                              finish_reason=c.finish_reason) | score_text(method, c.text, p.answer, p.lang, timeout))
+                                              finish_reason=c.finish_reason)
+                    | score_text(method, c.text, p.answer, p.lang, timeout))
     return recs
 
 # %% ../nbs/lib_18_eval.ipynb #983dd234
@@ -182,7 +192,8 @@ def run_got(problems: list, backend, k: int = 2, max_new_tokens: int | None = No
 
 # %% ../nbs/lib_18_eval.ipynb #79578304
 def distractor_prf(df: pd.DataFrame) -> dict:
-    "Micro precision/recall/F1 (%) of predicted distractor flags against the known added distractor values (matched by value)."
+    ("Micro precision/recall/F1 (%) of predicted distractor flags against the known added distractor values (matched "
+     "by value).")
     tp = fp = fn = 0
     rows = df[df['distractor_values'].notna() & df['flagged'].notna()] if len(df) else df
     for known, flagged in zip(rows.get('distractor_values', []), rows.get('flagged', [])):
@@ -197,15 +208,18 @@ def distractor_prf(df: pd.DataFrame) -> dict:
     f = 2 * p * r / (p + r) if tp else (0.0 if tp + fp + fn else float('nan'))
     return dict(flag_precision=p, flag_recall=r, flag_f1=f, flag_n=len(rows))
 
+# %% ../nbs/lib_18_eval.ipynb #742ef0c1
 KEYS = ['method', 'model', 'split']
 
 def intervals(g: pd.DataFrame) -> dict:
-    "Records `g` of one cell: Wilson interval of the accuracy (%), bootstrap interval of the mean tokens, smoke (n < 30)."
+    ("Records `g` of one cell: Wilson interval of the accuracy (%), bootstrap interval of the mean tokens, smoke (n < "
+     "30).")
     n, k = len(g), int(g['correct'].astype(bool).sum())
     lo, hi = wilson(k, n)
     tlo, thi = bootstrap_mean_ci(g['tokens'])
     return dict(acc_lo=100 * lo, acc_hi=100 * hi, tokens_lo=tlo, tokens_hi=thi, smoke=is_smoke(n))
 
+# %% ../nbs/lib_18_eval.ipynb #422936c1
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (method, model, split): n, accuracy, execution rate, tokens, calls, DAGGER graph facts, flag P/R/F1;
     with the 95% intervals of accuracy (Wilson, `acc_lo`/`acc_hi`) and tokens (bootstrap, `tokens_lo`/`tokens_hi`) and `smoke` (n < 30)."""
@@ -237,10 +251,12 @@ def deltas(summary: pd.DataFrame) -> pd.DataFrame:
         if o and (m, mo, o) in s.index:
             a0 = s.loc[(m, mo, o), 'accuracy']
             rows.append(dict(method=m, model=mo, original=o, augmented=sp, acc_original=a0, acc_augmented=r['accuracy'],
-                             delta=a0 - r['accuracy'], tokens_original=s.loc[(m, mo, o), 'mean_tokens'], tokens_augmented=r['mean_tokens']))
-    return pd.DataFrame(rows, columns=['method', 'model', 'original', 'augmented', 'acc_original', 'acc_augmented', 'delta',
-                                       'tokens_original', 'tokens_augmented'])
+                             delta=a0 - r['accuracy'], tokens_original=s.loc[(m, mo, o), 'mean_tokens'],
+                             tokens_augmented=r['mean_tokens']))
+    return pd.DataFrame(rows, columns=['method', 'model', 'original', 'augmented', 'acc_original', 'acc_augmented',
+                                       'delta', 'tokens_original', 'tokens_augmented'])
 
+# %% ../nbs/lib_18_eval.ipynb #1033b823
 def weighted(summary: pd.DataFrame, splits: dict = PAPER_SPLIT_SIZES) -> pd.DataFrame:
     "Weighted average accuracy and tokens over `splits` per (method, model): paper n for full splits, counts otherwise."
     rows = []
@@ -252,6 +268,7 @@ def weighted(summary: pd.DataFrame, splits: dict = PAPER_SPLIT_SIZES) -> pd.Data
                          mean_tokens=sum(t * x for t, x in zip(g['mean_tokens'], w)) / tw))
     return pd.DataFrame(rows, columns=['method', 'model', 'splits', 'complete', 'weight', 'accuracy', 'mean_tokens'])
 
+# %% ../nbs/lib_18_eval.ipynb #f6816fde
 def type_errors(df: pd.DataFrame) -> pd.DataFrame:
     "Accuracy and error rate (%) per (method, model, distractor type) over augmented problems."
     d = df[df['aug_type'].notna()]
@@ -285,7 +302,8 @@ def write_results(records: list[dict], out: str | Path, info: dict) -> dict:
     return tables | dict(records=df)
 
 # %% ../nbs/lib_18_eval.ipynb #da43ac8d
-def load_splits(splits, n: int = 0, seed: int = 0, cfg=None, limit: int = 0, verbose: bool = True, prepared: bool = False) -> dict:
+def load_splits(splits, n: int = 0, seed: int = 0, cfg=None, limit: int = 0, verbose: bool = True,
+                prepared: bool = False) -> dict:
     """The evaluable problems of each split (a seeded sample of `n`, all when 0; its first `limit` if given), skipping splits
     not built yet; `prepared` reads them from the dataset stage's files (what the later stages do)."""
     out = {}
@@ -298,7 +316,9 @@ def load_splits(splits, n: int = 0, seed: int = 0, cfg=None, limit: int = 0, ver
         out[s] = (ps[:limit] if limit else ps, len(full))
     return out
 
-def evaluate(backend, methods, splits: dict, cap: int = 0, model: str = '', progress: bool = True, student: bool = False, system=None,
+# %% ../nbs/lib_18_eval.ipynb #306349f3
+def evaluate(backend, methods, splits: dict, cap: int = 0, model: str = '', progress: bool = True,
+             student: bool = False, system=None,
              phase: str = 'untrained', base_model: str = '', init: str | None = None, **kw) -> list[dict]:
     """Run every method on the problems of all loaded splits with `backend` (one batched call per method; `student`: a fine-tuned
     model's budgets); return the records. Each record names its system by fields: `base_model` (the model the system starts
@@ -312,11 +332,12 @@ def evaluate(backend, methods, splits: dict, cap: int = 0, model: str = '', prog
         t0 = time.time()
         rs = run_method(m, problems, backend, max_new_tokens=budget(m, cap, student, system), progress=progress, **kw)
         dt = (time.time() - t0) / len(rs)
-        recs += [r | dict(model=model or backend.model, base_model=base_model or model or backend.model, phase=phase, init=init,
+        recs += [r | dict(model=model or backend.model, base_model=base_model or model or backend.model, phase=phase,
+                          init=init,
                           backend=backend.kind, split_size=sizes[r['split']], seconds=round(dt, 3)) for r in rs]
     return recs
 
-
+# %% ../nbs/lib_18_eval.ipynb #52f998d2
 def phase_model(cfg, phase: str) -> Path | None:
     "The model folder a training phase of profile `cfg` wrote (None for 'untrained': the profile's model itself)."
     if phase not in PHASES: raise ValueError(f'unknown phase {phase!r}; have {PHASES}')
@@ -325,32 +346,41 @@ def phase_model(cfg, phase: str) -> Path | None:
 def phase_backend(cfg, phase: str):
     "The backend of the model of `phase` (the profile's model, or the trained student's folder, which must exist)."
     model_dir = phase_model(cfg, phase)
-    if model_dir is not None and not (model_dir/'config.json').exists(): raise FileNotFoundError(f'no {phase} model in {model_dir}: run its stage first')
+    if model_dir is not None and not (model_dir/'config.json').exists(): raise FileNotFoundError(f'no {phase} model in '
+                                                                                                 f'{model_dir}: run '
+                                                                                                 f'its stage first')
     return backend_from_profile(cfg, model=None if model_dir is None else str(model_dir))
 
-def run_eval(cfg, backend=None, methods=None, splits=None, n: int | None = None, write: bool = True, progress: bool = True,
-             phase: str = 'untrained', smoke: bool = False) -> dict:
+# %% ../nbs/lib_18_eval.ipynb #b3b72599
+def run_eval(cfg, backend=None, methods=None, splits=None, n: int | None = None, write: bool = True,
+             progress: bool = True, phase: str = 'untrained', smoke: bool = False) -> dict:
     """Evaluate profile `cfg` (methods, splits, sample size from the profile unless given) with the model of `phase`
     (a trained student answers with the prompt it was trained on); write the run; return the tables. `smoke`: the
     profile's smoke check instead (`eval.smoke_splits`, `eval.smoke_n` problems each, into eval_smoke/)."""
-    methods, splits = tuple(methods or cfg.eval.methods), tuple(splits or (cfg.eval.smoke_splits if smoke else cfg.eval.splits))
+    methods, splits = tuple(methods or cfg.eval.methods), tuple(splits
+            or (cfg.eval.smoke_splits if smoke else cfg.eval.splits))
     n = (cfg.eval.smoke_n if smoke else cfg.eval.sample_n) if n is None else n
     t0 = time.time()
     model_dir, prompt, label = phase_model(cfg, phase), None, cfg.model
     backend = backend or phase_backend(cfg, phase)
     if model_dir is not None: prompt, label = student_prompt(cfg), f'{cfg.model} ({phase.upper()})'
     loaded = load_splits(splits, n, cfg.seed, cfg, limit=0 if smoke else cfg.eval.n, prepared=True)
-    recs = evaluate(backend, methods, loaded, cap=cfg.eval.max_new_tokens, model=label, progress=progress, seed=cfg.seed, prompt=prompt,
+    recs = evaluate(backend, methods, loaded, cap=cfg.eval.max_new_tokens, model=label, progress=progress,
+                    seed=cfg.seed, prompt=prompt,
                     phase=phase, base_model=cfg.model, init=cfg.grpo.init if phase == 'grpo' else None,
                     student=model_dir is not None)
     if cfg.dry_run: recs = [r | {'dry_run': True} for r in recs]   # a dry run's rows say so
-    info = run_info(cfg, model=label, phase=phase, path=None if model_dir is None else str(model_dir), backend=backend.kind, methods=list(methods),
+    info = run_info(cfg, model=label, phase=phase, path=None if model_dir is None else str(model_dir),
+                    backend=backend.kind, methods=list(methods),
                     splits=list(loaded), n={s: len(ps) for s, (ps, _) in loaded.items()},
                     prompt=getattr(prompt, '__name__', 'default'), skipped=[s for s in splits if s not in loaded],
-                    budgets={m: budget(m, cfg.eval.max_new_tokens, model_dir is not None) for m in methods}, seconds=round(time.time() - t0, 1),
+                    budgets={m: budget(m, cfg.eval.max_new_tokens, model_dir is not None) for m in methods},
+                    seconds=round(time.time() - t0, 1),
                     sandbox=isolation_info() if 'pot' in methods else None, smoke_check=smoke)
-    out = layout.output(cfg, 'eval_smoke' if smoke else 'eval')/(run_name(cfg.model) + ('' if phase == 'untrained' else f'-{phase}'))
-    tables = write_results(recs, out, info) if write else (lambda df: dict(records=df, summary=summarize(df)))(pd.DataFrame(recs))
+    out = layout.output(cfg, 'eval_smoke' if smoke else 'eval')/(run_name(cfg.model)
+                                                                 + ('' if phase == 'untrained' else f'-{phase}'))
+    tables = write_results(recs, out, info) if write else (lambda df: dict(records=df,
+                                                                           summary=summarize(df)))(pd.DataFrame(recs))
     return tables | dict(info=info, out=out)
 
 # %% ../nbs/lib_18_eval.ipynb #5b79e109
@@ -363,33 +393,43 @@ def system_cells(system, tables=EVAL_TABLES) -> dict:
         if t in tables and v == '' and s not in out.setdefault(m, []): out[m].append(s)
     return {m: ss for m, ss in out.items() if ss}
 
+# %% ../nbs/lib_18_eval.ipynb #b72d1b26
 TRAINED_FOLDERS = {'sft': 'sft', 'grpo': 'grpo', 'grpo_base': 'grpo_base'}
 
 def system_model(cfg, system) -> str:
-    "The model roster `system` answers with: its hub name, or the merged model its training stage wrote (in its model's results)."
+    ("The model roster `system` answers with: its hub name, or the merged model its training stage wrote (in its "
+     "model's results).")
     if system.phase in ('', 'untrained'): return system.model
     own = cfg if system.model == cfg.model else cfg.replace(model=system.model)   # its model's results folder
     folder = 'sft_noannot' if system.phase == 'sft' and not system.annotations else TRAINED_FOLDERS[system.phase]
     p = layout.path(own, folder)/'merged'
-    if not (p/'config.json').exists(): raise FileNotFoundError(f'{system.id}: no {system.phase} model in {p}: run its stage first')
+    if not (p/'config.json').exists(): raise FileNotFoundError(f'{system.id}: no {system.phase} model in {p}: run its '
+                                                               f'stage first')
     return str(p)
 
+# %% ../nbs/lib_18_eval.ipynb #5e4050db
 def system_backend(cfg, system, method: str, model: str | None = None, cache=True):
-    "The backend for `method` of roster `system`: its backend and model, the method's max sequence length and thinking flag."
+    ("The backend for `method` of roster `system`: its backend and model, the method's max sequence length and "
+     "thinking flag.")
     b = system.budget(method)
     if cache is True: cache = cache_dir(cfg.cache_dir or None)/'completions.sqlite'
     think = {'enable_thinking': b.thinking} if b.thinking or system.thinking is not None else None
-    kw = {'vllm': dict(tensor_parallel_size=cfg.tensor_parallel_size, seed=cfg.seed, dtype='bfloat16') | ({'max_model_len': b.context} if b.context else {}),
-          'openai': dict(base_url=cfg.api_base_url or None, api_key_env=cfg.api_key_env, concurrency=cfg.api_concurrency),
+    kw = {'vllm': dict(tensor_parallel_size=cfg.tensor_parallel_size, seed=cfg.seed, dtype='bfloat16')
+          | ({'max_model_len': b.context} if b.context else {}),
+          'openai': dict(base_url=cfg.api_base_url or None, api_key_env=cfg.api_key_env,
+                         concurrency=cfg.api_concurrency),
           'transformers': dict(device=cfg.device, batch_size=cfg.batch_size)}[system.backend]
     return get_backend(system.backend, model or system_model(cfg, system), cache=cache, template_kwargs=think, **kw)
 
+# %% ../nbs/lib_18_eval.ipynb #fc3e4404
 def run_system(cfg, system, n: int | None = None, write: bool = True, progress: bool = True, backend=None) -> dict:
-    "Evaluate roster `system` on its cells of Tables 2, 3, 4 and 6 (a sample of `n` per split, the profile's by default); write the run."
+    ("Evaluate roster `system` on its cells of Tables 2, 3, 4 and 6 (a sample of `n` per split, the profile's by "
+     "default); write the run.")
     cells, n, t0 = system_cells(system), cfg.eval.sample_n if n is None else n, time.time()
     model = system_model(cfg, system)
     student = system.phase in TRAINED_FOLDERS
-    phase, init = {'sft': ('sft', None), 'grpo': ('grpo', 'sft'), 'grpo_base': ('grpo', 'base')}.get(system.phase, ('untrained', None))
+    phase, init = {'sft': ('sft', None), 'grpo': ('grpo', 'sft'), 'grpo_base': ('grpo', 'base')}.get(system.phase,
+            ('untrained', None))
     prompt = student_prompt(cfg.replace(sft__annotations=system.annotations)) if student else None
     recs, loaded = [], {}
     for m, splits in cells.items():
@@ -402,10 +442,12 @@ def run_system(cfg, system, n: int | None = None, write: bool = True, progress: 
     info = run_info(cfg, system=dataclasses.asdict(system), model=system.name, path=model, phase=phase, init=init,
                     methods=list(cells), splits=sorted(loaded), n={s: len(ps) for s, (ps, _) in loaded.items()},
                     skipped=sorted({s for ss in cells.values() for s in ss} - set(loaded)),
-                    budgets={m: dataclasses.asdict(system.budget(m)) | dict(cap=cfg.eval.max_new_tokens) for m in cells},
+                    budgets={m: dataclasses.asdict(system.budget(m))
+                             | dict(cap=cfg.eval.max_new_tokens) for m in cells},
                     seconds=round(time.time() - t0, 1))
     out = layout.output(cfg, 'eval')/system.id
-    tables = write_results(recs, out, info) if write else dict(records=pd.DataFrame(recs), summary=summarize(pd.DataFrame(recs)))
+    tables = write_results(recs, out, info) if write else dict(records=pd.DataFrame(recs),
+                                                               summary=summarize(pd.DataFrame(recs)))
     return tables | dict(info=info, out=out)
 
 # %% ../nbs/lib_18_eval.ipynb #d0aea440
@@ -451,36 +493,44 @@ COMPARISONS = [('SFT vs untrained', ('dagger', 'sft'), ('dagger', 'untrained')),
 
 # %% ../nbs/lib_18_eval.ipynb #ec900782
 def _accuracy_row(p: pd.DataFrame, seed: int) -> dict:
-    t, r = mcnemar(p['correct_a'].astype(bool), p['correct_b'].astype(bool)), paired_bootstrap_diff(p['correct_a'], p['correct_b'], seed=seed)
-    return dict(metric='accuracy', n=r['n'], value_a=100 * r['mean_a'], value_b=100 * r['mean_b'], diff=100 * r['diff'], ci_lo=100 * r['lo'],
-                ci_hi=100 * r['hi'], p=t.p, p_mid=t.p_mid, discordant_b=t.b, discordant_c=t.c, test='McNemar exact (p); paired bootstrap (CI)')
+    t, r = mcnemar(p['correct_a'].astype(bool), p['correct_b'].astype(bool)), paired_bootstrap_diff(p['correct_a'],
+            p['correct_b'], seed=seed)
+    return dict(metric='accuracy', n=r['n'], value_a=100 * r['mean_a'], value_b=100 * r['mean_b'], diff=100 * r['diff'],
+                ci_lo=100 * r['lo'],
+                ci_hi=100 * r['hi'], p=t.p, p_mid=t.p_mid, discordant_b=t.b, discordant_c=t.c,
+                test='McNemar exact (p); paired bootstrap (CI)')
 
 def paired_accuracy(a: pd.DataFrame, b: pd.DataFrame, seed: int = 0) -> dict:
-    "Accuracy of records `a` minus `b` on the problems both answered (by id), in points: n, values, diff, 95% CI, McNemar p."
+    ("Accuracy of records `a` minus `b` on the problems both answered (by id), in points: n, values, diff, 95% CI, "
+     "McNemar p.")
     p = _pair(a, b)
     return _accuracy_row(p, seed) if len(p) else dict(metric='accuracy', n=0)
 
+# %% ../nbs/lib_18_eval.ipynb #509b7a52
 def _tokens_row(p: pd.DataFrame, seed: int) -> dict:
     r = paired_bootstrap_diff(p['tokens_a'], p['tokens_b'], seed=seed)
-    return dict(metric='tokens', n=r['n'], value_a=r['mean_a'], value_b=r['mean_b'], diff=r['diff'], ci_lo=r['lo'], ci_hi=r['hi'], p=r['p'],
-                test='paired bootstrap')
+    return dict(metric='tokens', n=r['n'], value_a=r['mean_a'], value_b=r['mean_b'], diff=r['diff'], ci_lo=r['lo'],
+                ci_hi=r['hi'], p=r['p'], test='paired bootstrap')
 
 def _delta_row(po: pd.DataFrame, pa: pd.DataFrame, seed: int, one: bool) -> dict:
     "Δ of arm a (`one`) or Δ_a − Δ_b, in percentage points, from paired original (`po`) and +D (`pa`) problems."
     ids, aug_ids = list(po['id']), [None if v is None or pd.isna(v) else v for v in pa['original_id']]
     if one: r = delta_ci(po['correct_a'].astype(float), pa['correct_a'].astype(float), ids, aug_ids, seed=seed)
-    else: r = delta_diff(*(x.astype(float) for x in (po['correct_a'], po['correct_b'], pa['correct_a'], pa['correct_b'])), ids, aug_ids, seed=seed)
+    else: r = delta_diff(*(x.astype(float) for x in (po['correct_a'], po['correct_b'], pa['correct_a'],
+                                                     pa['correct_b'])), ids, aug_ids, seed=seed)
     n = min(r['n_original'], r['n_augmented'])
     return dict(metric='Δ accuracy', n=n, n_original=r['n_original'], n_augmented=r['n_augmented'],
-                value_a=100 * (r['delta'] if one else r['delta_x']), value_b=float('nan') if one else 100 * r['delta_y'],
+                value_a=100 * (r['delta'] if one else r['delta_x']),
+                value_b=float('nan') if one else 100 * r['delta_y'],
                 diff=100 * r['delta'], ci_lo=100 * r['lo'], ci_hi=100 * r['hi'], p=r['p'],
                 test='cluster bootstrap over originals' + ('' if one else ' (paired by problem)'))
 
+# %% ../nbs/lib_18_eval.ipynb #d17391ae
 def paired_comparisons(records, seed: int = 0) -> pd.DataFrame:
     """One row per stated comparison present in `records` (paired on the same problems): model, comparison, metric,
     split, arms a and b, n, their values, diff = a − b with 95% interval and p-value, the test, and `smoke` (n < 30)."""
-    cols = ['model', 'comparison', 'metric', 'split', 'a', 'b', 'n', 'value_a', 'value_b', 'diff', 'ci_lo', 'ci_hi', 'p', 'p_mid',
-            'discordant_b', 'discordant_c', 'n_original', 'n_augmented', 'test', 'smoke']
+    cols = ['model', 'comparison', 'metric', 'split', 'a', 'b', 'n', 'value_a', 'value_b', 'diff', 'ci_lo', 'ci_hi',
+            'p', 'p_mid', 'discordant_b', 'discordant_c', 'n_original', 'n_augmented', 'test', 'smoke']
     df = pd.DataFrame(records)
     if not len(df): return pd.DataFrame(columns=cols)
     d, rows = _arms(df), []
@@ -491,7 +541,8 @@ def paired_comparisons(records, seed: int = 0) -> pd.DataFrame:
             if k[0] not in ('dagger', 'cot'): continue
             for s in sorted(by):
                 o = original_split(s)
-                if o in by: rows.append(dict(model=base, comparison=f'Δ {_name(*k)}', split=f'{o} → {s}', a=_name(*k), b='')
+                if o in by: rows.append(dict(model=base, comparison=f'Δ {_name(*k)}', split=f'{o} → {s}', a=_name(*k),
+                                             b='')
                                         | _delta_row(_pair(by[o], by[o]), _pair(by[s], by[s]), seed, True))
         for name, ka, kb in COMPARISONS:
             if ka not in splits or kb not in splits: continue
@@ -501,7 +552,8 @@ def paired_comparisons(records, seed: int = 0) -> pd.DataFrame:
                 if len(p): rows += [head | _accuracy_row(p, seed), head | _tokens_row(p, seed)]
                 o = original_split(s)
                 if o in A and o in B and len(po := _pair(A[o], B[o])) and len(p):
-                    rows.append(head | dict(comparison=f'Δ {name}', split=f'{o} → {s}') | _delta_row(po, p, seed, False))
+                    rows.append(head | dict(comparison=f'Δ {name}', split=f'{o} → {s}')
+                                | _delta_row(po, p, seed, False))
     out = pd.DataFrame(rows, columns=cols)
     out['smoke'] = out['n'].map(is_smoke)
     return out

@@ -110,10 +110,13 @@ def fig2_ours(st: FigureRun) -> list[Path]:
     d = st.need_runs()
     tidy = our_tidy(d)
     label = ours_label(d, st.cfg, st.lang)
-    fig = fig2(tidy, st.lang, _wrap(f'Figure 2: accuracy vs output tokens, {label}; whiskers: 95% intervals (Wilson, bootstrap)'))
+    fig = fig2(tidy, st.lang,
+               _wrap(f'Figure 2: accuracy vs output tokens, {label}; whiskers: 95% intervals (Wilson, bootstrap)'))
     ins = _run_files(d, st.files)
-    return st.figure(fig, f'fig2_ours-{st.P}', ins, label) + st.table(table2_layout(tidy, st.lang), f'table2_ours-{st.P}', ins, label, TABLE_TITLES['table2'])
+    return st.figure(fig, f'fig2_ours-{st.P}', ins, label) + st.table(table2_layout(tidy, st.lang),
+            f'table2_ours-{st.P}', ins, label, TABLE_TITLES['table2'])
 
+# %% ../nbs/stage_8_figures.ipynb #07cff93c
 def comparisons_ours(recs: pd.DataFrame) -> pd.DataFrame:
     "dagger.eval.paired_comparisons over our records, the model named by its system without the phase suffix."
     base = recs['system'].str.replace(r' (SFT|SFT→GRPO|Base→GRPO)$', '', regex=True)
@@ -123,9 +126,12 @@ def comparisons_out(st: FigureRun) -> list[Path]:
     "The table of paired comparisons (SFT vs untrained, GRPO vs SFT, DAGGER vs CoT, Δ and Δ vs Δ) from our runs."
     d = st.need_runs()
     t = comparisons_ours(d)
-    if not len(t): raise FigureError('no stated comparison in the runs (DAGGER and CoT, or two training phases, on the same problems)')
-    return st.table(t, f'comparisons_ours-{st.P}', _run_files(d, st.files), ours_label(d, st.cfg, st.lang), TABLE_TITLES['comparisons'])
+    if not len(t): raise FigureError('no stated comparison in the runs (DAGGER and CoT, or two training phases, on the '
+                                     'same problems)')
+    return st.table(t, f'comparisons_ours-{st.P}', _run_files(d, st.files), ours_label(d, st.cfg, st.lang),
+                    TABLE_TITLES['comparisons'])
 
+# %% ../nbs/stage_8_figures.ipynb #13778915
 def fig3_ours(st: FigureRun) -> list[Path]:
     "Figure 3 (error rate by distractor type and model category) and its table from our +D records."
     d = st.need_runs()
@@ -134,16 +140,20 @@ def fig3_ours(st: FigureRun) -> list[Path]:
     dd = d[d['aug_type'].isin(TYPES)]
     label = ours_label(dd, st.cfg, st.lang)
     ins = _run_files(dd, st.files)
-    return (st.figure(fig3(t, _wrap(f'Figure 3: error rate by distractor type, {label}', 70)), f'fig3_ours-{st.P}', ins, label)
-            + st.table(t, f'fig3_types_ours-{st.P}', ins, label, 'Figure 3: error rate (%) by distractor type and model category'))
+    return (st.figure(fig3(t, _wrap(f'Figure 3: error rate by distractor type, {label}', 70)), f'fig3_ours-{st.P}', ins,
+                      label)
+            + st.table(t, f'fig3_types_ours-{st.P}', ins, label,
+                       'Figure 3: error rate (%) by distractor type and model category'))
 
+# %% ../nbs/stage_8_figures.ipynb #a550958f
 def fig4_ours(st: FigureRun) -> list[Path]:
     "Figure 4 (tokens vs gold |V_op| with fits) and its R² table from our records and the gold graphs."
     d = st.need_runs()
     present = [ds for ds in ('msvamp', 'mgsm') if ((d['dataset'] == ds) & (d['method'] == 'dagger')).any()]
     if not present: raise FigureError('no DAGGER records on MGSM or MSVAMP')
     ds = present[0]
-    splits = sorted(set(d[d['dataset'] == ds]['split']) & {split_name(ds, st.lang), split_name(ds, st.lang, 'distract')})
+    splits = sorted(set(d[d['dataset'] == ds]['split']) & {split_name(ds, st.lang),
+                                                           split_name(ds, st.lang, 'distract')})
     ops, gfiles = gold_ops(splits, st.cfg)
     d = d.assign(gold_ops=[ops.get((s, i)) for s, i in zip(d['split'], d['id'])])
     data, best, other = fig4_data(d, st.lang, ds)
@@ -154,6 +164,7 @@ def fig4_ours(st: FigureRun) -> list[Path]:
     return (st.figure(fig, f'fig4_ours-{st.P}', ins, label, dataset=ds, dagger=best, other=other)
             + st.table(fits, f'figure4_r2_ours-{st.P}', ins, label, TABLE_TITLES['figure4_r2']))
 
+# %% ../nbs/stage_8_figures.ipynb #17113b19
 def dose_ours(st: FigureRun) -> list[Path]:
     "Accuracy against the number of inserted distractors (original = 0, +D, dose splits) from our records."
     d = st.need_runs()
@@ -163,15 +174,18 @@ def dose_ours(st: FigureRun) -> list[Path]:
     note = '' if 'dose' in kinds else ' (no dose split evaluated: counts from original and +D only)'
     fig = fig_dose(t, _wrap(f'Accuracy vs inserted distractors{note}, {label}', 70))
     ins = _run_files(d, st.files)
-    return st.figure(fig, f'dose_ours-{st.P}', ins, label, kinds=kinds) + st.table(t, f'dose_ours-{st.P}', ins, label, 'Accuracy (%) by number of inserted distractors')
+    return st.figure(fig, f'dose_ours-{st.P}', ins, label, kinds=kinds) + st.table(t, f'dose_ours-{st.P}', ins, label,
+            'Accuracy (%) by number of inserted distractors')
 
+# %% ../nbs/stage_8_figures.ipynb #d3eb356a
 def flags_ours(st: FigureRun) -> list[Path]:
     "The table of DAGGER's distractor-flag precision/recall/F1 against the added distractors, per system and split."
     d = st.need_runs()
     t = flag_table(d)
     if not len(t): raise FigureError('no DAGGER records on +D or dose splits')
     dd = d[(d['method'] == 'dagger') & d['kind'].isin(['distract', 'dose'])]
-    return st.table(t, f'flags_ours-{st.P}', _run_files(dd, st.files), ours_label(dd, st.cfg, st.lang), 'DAGGER distractor flags: precision, recall, F1 (%)')
+    return st.table(t, f'flags_ours-{st.P}', _run_files(dd, st.files), ours_label(dd, st.cfg, st.lang),
+                    'DAGGER distractor flags: precision, recall, F1 (%)')
 
 def flags_fig_ours(st: FigureRun) -> list[Path]:
     "The figure of DAGGER's distractor-flag scores (only outputs that parsed have flags)."
@@ -183,11 +197,12 @@ def flags_fig_ours(st: FigureRun) -> list[Path]:
     return st.figure(fig, f'flags_ours-{st.P}', _run_files(dd, st.files), label)
 
 # %% ../nbs/stage_8_figures.ipynb #9e83419c
-TABLE7_CONFIGS = {'cot5_original': 'cot_5shot_original', 'cot5_alternate': 'cot_5shot_alternate', 'cot3_alternate': 'cot_3shot_alternate',
-                  'instruction': 'instruction_not_mgsm_pro'}
+TABLE7_CONFIGS = {'cot5_original': 'cot_5shot_original', 'cot5_alternate': 'cot_5shot_alternate',
+                  'cot3_alternate': 'cot_3shot_alternate', 'instruction': 'instruction_not_mgsm_pro'}
 # our instruction prompt (dagger.prompts.instruction_messages) is not MGSM-Pro's, so it is labelled as ours and not
 # joined with the paper's 'MGSM-Pro instruction prompt (no ICL)' row
 
+# %% ../nbs/stage_8_figures.ipynb #82484c0e
 def grpo_out(st: FigureRun) -> list[Path]:
     "The GRPO training curve from results/<profile>/grpo/history.csv."
     p = layout.path(st.cfg, 'grpo')/'history.csv'
@@ -199,25 +214,32 @@ def grpo_out(st: FigureRun) -> list[Path]:
     fig = fig_grpo(pd.read_csv(p), _wrap(f'GRPO training: reward and completion length, {label}', 80))
     return st.figure(fig, f'grpo_ours-{st.P}', [p] + ([run] if run.is_file() else []), label)
 
+# %% ../nbs/stage_8_figures.ipynb #d2f99427
 def table4_out(st: FigureRun) -> list[Path]:
     "Our Table 4: every run and method on the four splits of the language (accuracy, execution rate, tokens, calls)."
     d = st.need_runs()
     label = ours_label(d, st.cfg, st.lang)
-    return st.table(table4_ours(d, st.lang), f'table4_ours-{st.P}', _run_files(d, st.files), label, TABLE_TITLES['table4'])
+    return st.table(table4_ours(d, st.lang), f'table4_ours-{st.P}', _run_files(d, st.files), label,
+                    TABLE_TITLES['table4'])
 
 def table6_out(st: FigureRun) -> list[Path]:
-    "Our Table 6 in the paper's shape (system, params_b, init, split, accuracy): DAGGER after GRPO, `init` from the run (default 'sft')."
+    ("Our Table 6 in the paper's shape (system, params_b, init, split, accuracy): DAGGER after GRPO, `init` from the "
+     "run (default 'sft').")
     d = st.need_runs()
     d = d[(d['method'] == 'dagger') & (d['phase'] == 'grpo') & d['kind'].isin(['original', 'distract'])]
     if not len(d): raise FigureError('no evaluation run of a GRPO model (records or run.json with phase "grpo")')
     t = our_tidy(d)
     init = d.groupby('run')['init'].first()
     t['init'] = [init.get(r) if isinstance(init.get(r), str) and init.get(r) else 'sft' for r in t['run']]
-    t = t[['system', 'params_b', 'init', 'split', 'accuracy', 'acc_lo', 'acc_hi', 'n', 'tokens', 'tokens_lo', 'tokens_hi', 'smoke']]
-    return st.table(t, f'table6_ours-{st.P}', _run_files(d, st.files), ours_label(d, st.cfg, st.lang), TABLE_TITLES['table6'])
+    t = t[['system', 'params_b', 'init', 'split', 'accuracy', 'acc_lo', 'acc_hi', 'n', 'tokens', 'tokens_lo',
+           'tokens_hi', 'smoke']]
+    return st.table(t, f'table6_ours-{st.P}', _run_files(d, st.files), ours_label(d, st.cfg, st.lang),
+                    TABLE_TITLES['table6'])
 
+# %% ../nbs/stage_8_figures.ipynb #3038abcb
 def table8_out(st: FigureRun) -> list[Path]:
-    "Our Table 8: per phase over the evaluation runs' DAGGER graphs, else (no evaluation graphs) the GRPO stage's nodes.csv."
+    ("Our Table 8: per phase over the evaluation runs' DAGGER graphs, else (no evaluation graphs) the GRPO stage's "
+     "nodes.csv.")
     p = layout.path(st.cfg, 'grpo')/'nodes.csv'
     try: ran = st.need_runs()['n_nodes'].notna().any()
     except (FileNotFoundError, FigureError, KeyError): ran = False
@@ -229,14 +251,18 @@ def table8_out(st: FigureRun) -> list[Path]:
     d = st.need_runs()
     t = table8_from_records(d, st.lang)
     dd = d[(d['method'] == 'dagger') & (d['split'] == t['split'].iloc[0])]
-    return st.table(t, f'table8_ours-{st.P}', _run_files(dd, st.files), ours_label(dd, st.cfg, st.lang), TABLE_TITLES['table8'])
+    return st.table(t, f'table8_ours-{st.P}', _run_files(dd, st.files), ours_label(dd, st.cfg, st.lang),
+                    TABLE_TITLES['table8'])
 
+# %% ../nbs/stage_8_figures.ipynb #16501ba4
 def table11_out(st: FigureRun) -> list[Path]:
     "Our Table 11 from the DistractMath files and the SFT training graphs."
     langs = tuple(dict.fromkeys([l for l in [st.lang, 'bn'] if l]))
     t, files = table11_ours(st.cfg, langs)
-    return st.table(t, f'table11_ours-{st.P}', files, f'our data: DistractMath splits and SFT training graphs, profile {st.P}', TABLE_TITLES['table11'])
+    return st.table(t, f'table11_ours-{st.P}', files,
+                    f'our data: DistractMath splits and SFT training graphs, profile {st.P}', TABLE_TITLES['table11'])
 
+# %% ../nbs/stage_8_figures.ipynb #895750dd
 def ablation_table(name: str, t: pd.DataFrame, model: str) -> pd.DataFrame:
     "Our ablation table `name` (dagger.ablations' form) in the paper's columns, for the student of `model`."
     if name == 'table7' and 'config' in t: t['config'] = t['config'].map(lambda c: TABLE7_CONFIGS.get(c, c))
@@ -246,20 +272,24 @@ def ablation_table(name: str, t: pd.DataFrame, model: str) -> pd.DataFrame:
     return t
 
 def ablation_out(st: FigureRun, name: str) -> list[Path]:
-    "Our ablation table `name` from the ablations stage's records (dagger.ablations, with intervals and paired tests), else its table.csv."
+    ("Our ablation table `name` from the ablations stage's records (dagger.ablations, with intervals and paired "
+     "tests), else its table.csv.")
     folder = layout.path(st.cfg, 'ablations')/name
     p = folder/'table.csv'
     if not p.is_file(): raise FileNotFoundError(f'no {_rel(p)} (run the ablations stage)')
     ins = [f for f in (p, folder/'records.jsonl', folder/'run.json') if f.is_file()]
     run = read_json(folder/'run.json') if (folder/'run.json').is_file() else {}
     model = run.get('model') or (run.get('profile') or {}).get('model', '?')
-    t = getattr(ablations, name)(read_jsonl(folder/'records.jsonl')) if (folder/'records.jsonl').is_file() else pd.read_csv(p)
-    return st.table(ablation_table(name, t, model), f'{name}_ours-{st.P}', ins, f'our run: {short_model(model)}, profile {st.P}', TABLE_TITLES[name])
+    t = getattr(ablations,
+                name)(read_jsonl(folder/'records.jsonl')) if (folder/'records.jsonl').is_file() else pd.read_csv(p)
+    return st.table(ablation_table(name, t, model), f'{name}_ours-{st.P}', ins,
+                    f'our run: {short_model(model)}, profile {st.P}', TABLE_TITLES[name])
 
 # %% ../nbs/stage_8_figures.ipynb #a1ec0c8c
 PEN_LABELS_EN = {'n1': "Mina's pens", 'n2': "Raju's pens", 'n3': 'Mina asked Raju', 'n4': 'Raju agreed, then did not',
                  'n5': 'price per pen (taka)', 'total_money': "Mina's money", 'final_result': 'answer'}
 
+# %% ../nbs/stage_8_figures.ipynb #3a0a953f
 def dataset_vop_out(st: FigureRun) -> list[Path]:
     "Gold |V_op| per problem of the main splits, from the dataset stage's vop_counts.json."
     import matplotlib.pyplot as plt
@@ -271,7 +301,8 @@ def dataset_vop_out(st: FigureRun) -> list[Path]:
     for j, (name, c) in enumerate(counts.items()):
         n = sum(c.values())
         mean = sum(k * v for k, v in c.items()) / n
-        ax.bar([k + (j - 1) * 0.27 for k in ks], [c.get(k, 0) / n for k in ks], width=0.27, label=f'{name} (n={n}, mean {mean:.2f})')
+        ax.bar([k + (j - 1) * 0.27 for k in ks], [c.get(k, 0) / n for k in ks], width=0.27,
+               label=f'{name} (n={n}, mean {mean:.2f})')
     ax.set_xticks(ks)
     ax.set_xlabel('gold |V_op| (operation nodes)')
     ax.set_ylabel('share of problems')
@@ -287,24 +318,29 @@ def sft_loss_out(st: FigureRun) -> list[Path]:
     if not h.is_file() or not run.is_file(): raise FileNotFoundError(f'no {_rel(h)} or run.json (run the SFT stage)')
     facts = read_json(run)
     best = int(facts['best_checkpoint'].split('-')[-1]) if facts.get('best_checkpoint') else None
-    label = f"our run: SFT of {short_model(st.cfg.model)}, recipe {st.cfg.sft.recipe}, {facts.get('train_rows')} examples, profile {st.P}"
+    label = (f"our run: SFT of {short_model(st.cfg.model)}, recipe {st.cfg.sft.recipe}, {facts.get('train_rows')} "
+             f"examples, profile {st.P}")
     ax = plot_loss(pd.read_csv(h), _wrap(f'SFT loss, {label}', 80), best)
     return st.figure(ax.figure, f'sft_loss_ours-{st.P}', [h, run], label, best_step=best)
 
+# %% ../nbs/stage_8_figures.ipynb #aaed5268
 def graph_example_out(st: FigureRun) -> list[Path]:
     "The paper's pen problem as a DAGGER graph, executed and drawn by dagger.graph."
     import matplotlib.pyplot as plt
     pen = G.from_obj(pen_graph('en'))
     pen = G.Graph([n | {'label': PEN_LABELS_EN.get(n['id'], n['label'])} for n in pen.nodes])
     fig, ax = plt.subplots(figsize=(10, 5.2))
-    G.plot_graph(pen, ax=ax, title="The paper's pen problem (Fig. 1, prompt A.10.5) as a DAGGER graph, executed by dagger.graph")
-    return st.figure(fig, f'graph_example_ours-{st.P}', [project_root()/'nbs'/'lib_10_prompts.ipynb'], 'dagger.prompts.pen_graph', value=G.execute(pen))
+    G.plot_graph(pen, ax=ax,
+                 title="The paper's pen problem (Fig. 1, prompt A.10.5) as a DAGGER graph, executed by dagger.graph")
+    return st.figure(fig, f'graph_example_ours-{st.P}', [project_root()/'nbs'/'lib_10_prompts.ipynb'],
+                     'dagger.prompts.pen_graph', value=G.execute(pen))
 
 # %% ../nbs/stage_8_figures.ipynb #b196be6a
 ANSWERS = [  # (question, comparison, metric, split kind or None for Δ rows)
     ('Do distractors hurt CoT? Δ CoT (original − +D accuracy, points)', 'Δ cot', 'Δ accuracy', None),
     ('Is DAGGER (SFT) more robust? Δ DAGGER (SFT) − Δ CoT (points)', 'Δ DAGGER (sft) vs CoT', 'Δ accuracy', None),
-    ('Is DAGGER (SFT) cheaper? output tokens, DAGGER (SFT) − CoT (original)', 'DAGGER (sft) vs CoT', 'tokens', 'original'),
+    ('Is DAGGER (SFT) cheaper? output tokens, DAGGER (SFT) − CoT (original)', 'DAGGER (sft) vs CoT', 'tokens',
+     'original'),
     ('DAGGER (SFT) − CoT accuracy, original (points)', 'DAGGER (sft) vs CoT', 'accuracy', 'original'),
     ('DAGGER (SFT) − CoT accuracy, +D (points)', 'DAGGER (sft) vs CoT', 'accuracy', 'distract'),
     ('SFT − untrained DAGGER accuracy, original (points)', 'SFT vs untrained', 'accuracy', 'original'),
@@ -317,6 +353,7 @@ def _kind(split: str) -> str:
     parts = split_parts(str(split).split(' → ')[0])
     return parts[2] if parts else ''
 
+# %% ../nbs/stage_8_figures.ipynb #170c980e
 def exec_changes(recs: pd.DataFrame) -> list[dict]:
     "Per split, the paired change in DAGGER execution rate from SFT to SFT→GRPO: points, bootstrap interval, McNemar p."
     d = recs[recs['method'] == 'dagger']
@@ -324,43 +361,55 @@ def exec_changes(recs: pd.DataFrame) -> list[dict]:
     rows = []
     for split in sorted(set(d['split'])):
         s = d[d['split'] == split]
-        m = s[s['phase'] == 'grpo'][['id', 'executed']].merge(s[s['phase'] == 'sft'][['id', 'executed']], on='id', suffixes=('_a', '_b'))
+        m = s[s['phase'] == 'grpo'][['id', 'executed']].merge(s[s['phase'] == 'sft'][['id', 'executed']], on='id',
+                                                              suffixes=('_a', '_b'))
         if not len(m): continue
         x, y = (m[c].fillna(False).astype(bool) for c in ('executed_a', 'executed_b'))
         r = paired_bootstrap_diff(100 * x.astype(float), 100 * y.astype(float))
-        rows.append(dict(question='SFT→GRPO − SFT execution rate (points)', value=r['diff'], ci_lo=r['lo'], ci_hi=r['hi'],
+        rows.append(dict(question='SFT→GRPO − SFT execution rate (points)', value=r['diff'], ci_lo=r['lo'],
+                         ci_hi=r['hi'],
                          p=mcnemar(x, y).p, n=r['n'], split=split, test='McNemar exact (p); paired bootstrap (CI)'))
     return rows
 
+# %% ../nbs/stage_8_figures.ipynb #1928cf15
 def answers_table(comp: pd.DataFrame, table8: pd.DataFrame | None = None, table3: pd.DataFrame | None = None,
                   recs: pd.DataFrame | None = None) -> pd.DataFrame:
-    "One row per question the study answers: the value, its 95% interval, the paired p-value and n, read from the comparisons, Table 8, Table 3 and the records."
+    ("One row per question the study answers: the value, its 95% interval, the paired p-value and n, read from the "
+     "comparisons, Table 8, Table 3 and the records.")
     rows = []
     for q, name, metric, kind in ANSWERS:
         c = comp[(comp['comparison'] == name) & (comp['metric'] == metric)]
         for _, r in c[[kind is None or _kind(s) == kind for s in c['split']]].iterrows():
-            rows.append(dict(question=q, value=r['diff'], ci_lo=r['ci_lo'], ci_hi=r['ci_hi'], p=r['p'], n=r['n'], split=r['split'], test=r['test']))
+            rows.append(dict(question=q, value=r['diff'], ci_lo=r['ci_lo'], ci_hi=r['ci_hi'], p=r['p'], n=r['n'],
+                             split=r['split'], test=r['test']))
     rows += exec_changes(recs) if recs is not None and 'executed' in recs else []
     for _, r in (table3 if table3 is not None else pd.DataFrame()).iterrows():
         if str(r.get('distractor_annotations')) == 'True':
-            rows.append(dict(question='Training with the distractor field: with − without accuracy (points)', value=r['diff'], ci_lo=r['diff_lo'],
-                             ci_hi=r['diff_hi'], p=r['p'], n=r['n_pairs'], split=r['split'], test='McNemar exact (p); paired bootstrap (CI)'))
-    full8 = table8 is not None and {'gold_ops', 'ops_lo', 'exec_rate'} <= set(table8.columns)   # Table 8 from the evaluation runs
+            rows.append(dict(question='Training with the distractor field: with − without accuracy (points)',
+                             value=r['diff'], ci_lo=r['diff_lo'],
+                             ci_hi=r['diff_hi'], p=r['p'], n=r['n_pairs'], split=r['split'],
+                             test='McNemar exact (p); paired bootstrap (CI)'))
+    full8 = table8 is not None and {'gold_ops', 'ops_lo',
+                                    'exec_rate'} <= set(table8.columns)   # Table 8 from the evaluation runs
     for _, r in (table8 if full8 else pd.DataFrame()).iterrows():
-        rows.append(dict(question=f'|V_op| per graph, {r["phase"]} (gold graphs of the same problems: {r["gold_ops"]:.2f})', value=r['mean_ops'],
-                         ci_lo=r['ops_lo'], ci_hi=r['ops_hi'], p=np.nan, n=r['graphs'], split=r['split'], test='bootstrap mean'))
-        rows.append(dict(question=f'execution rate, {r["phase"]} (%)', value=r['exec_rate'], ci_lo=r['exec_lo'], ci_hi=r['exec_hi'], p=np.nan,
-                         n=r['n'], split=r['split'], test='Wilson'))
+        rows.append(dict(question=f'|V_op| per graph, {r["phase"]} (gold graphs of the same problems: '
+                                  f'{r["gold_ops"]:.2f})', value=r['mean_ops'],
+                         ci_lo=r['ops_lo'], ci_hi=r['ops_hi'], p=np.nan, n=r['graphs'], split=r['split'],
+                         test='bootstrap mean'))
+        rows.append(dict(question=f'execution rate, {r["phase"]} (%)', value=r['exec_rate'], ci_lo=r['exec_lo'],
+                         ci_hi=r['exec_hi'], p=np.nan, n=r['n'], split=r['split'], test='Wilson'))
     t = pd.DataFrame(rows, columns=ANSWER_COLUMNS)
     return t.assign(smoke=[is_smoke(n) for n in t['n']])
 
+# %% ../nbs/stage_8_figures.ipynb #8b5fff85
 def answers_out(st: FigureRun) -> list[Path]:
     "The study's answers (answers_table) from this stage's comparisons, Table 8 and Table 3 of our runs."
     comp = st.tables.get(f'comparisons_ours-{st.P}')
     if comp is None: raise FigureError('no paired comparisons from our runs')
     t = answers_table(comp, st.tables.get(f'table8_ours-{st.P}'), st.tables.get(f'table3_ours-{st.P}'), st.need_runs())
     side = layout.figures_output(st.cfg)/'tables'
-    ins = [Path(project_root()/i['path']) for n in ('comparisons', 'table8', 'table3') if (side/f'{n}_ours-{st.P}.json').is_file()
+    ins = [Path(project_root()/i['path']) for n in ('comparisons', 'table8', 'table3')
+           if (side/f'{n}_ours-{st.P}.json').is_file()
            for i in read_json(side/f'{n}_ours-{st.P}.json')['inputs']]
     return st.table(t, f'answers_ours-{st.P}', sorted(set(ins)), ours_label(st.need_runs(), st.cfg, st.lang),
                     "The paper's questions at our scale: value, 95% interval, paired p-value, n")

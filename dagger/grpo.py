@@ -44,9 +44,11 @@ def reward_table(completions, solution=None) -> list[dict]:
     A completion that is no valid graph scores 0; a gold that is missing or not a number is a data error (ValueError)."""
     completions = completions if isinstance(completions, (list, tuple)) else []
     golds = list(solution) if isinstance(solution, (list, tuple)) else [solution] * len(completions)
-    if len(golds) != len(completions): raise ValueError(f'{len(completions)} completions but {len(golds)} gold solutions')
+    if len(golds) != len(completions): raise ValueError(f'{len(completions)} completions but {len(golds)} gold '
+                                                        f'solutions')
     return [G.reward_parts(completion_text(c), g) for c, g in zip(completions, golds)]
 
+# %% ../nbs/stage_5_grpo.ipynb #a4ce1f35
 def graph_size(text: str) -> tuple[int, int] | None:
     "(nodes, |V_op|) of the graph in `text` read as the evaluation reads it (lenient), or None when there is none."
     try: g = G.parse(text, strict=False)
@@ -59,6 +61,7 @@ def _log_sizes(completions, log_metric):
         size = graph_size(completion_text(c))
         if size: log_metric('graph/nodes', float(size[0])); log_metric('graph/ops', float(size[1]))
 
+# %% ../nbs/stage_5_grpo.ipynb #e2d14f25
 def format_reward(completions, solution=None, **kwargs) -> list[float]:
     "0.5 when the completion is a fenced strict-JSON graph with >= 3 nodes and one final_result, else 0."
     _log_sizes(completions, kwargs.get('log_metric'))
@@ -83,6 +86,7 @@ def _installed(name: str) -> bool:
     import importlib.util
     return importlib.util.find_spec(name) is not None
 
+# %% ../nbs/stage_5_grpo.ipynb #ce8dc7cc
 def vllm_ok(recipe: GRPORecipe) -> bool:
     "Will generation run on vLLM (recipe asks, vLLM installed, GPU visible)?"
     return recipe.use_vllm and _installed('vllm') and _gpu()
@@ -91,21 +95,27 @@ def unsloth_ok(recipe: GRPORecipe) -> bool:
     "Will the model load through unsloth (recipe asks, unsloth installed, GPU visible)?"
     return recipe.unsloth and _installed('unsloth') and _gpu()
 
+# %% ../nbs/stage_5_grpo.ipynb #a01d9910
 def grpo_config(recipe: GRPORecipe, output_dir: str | Path, device: str = 'cpu', world_size: int = 1, seed: int = 0,
                 use_vllm: bool | None = None, **changes):
-    "The TRL `GRPOConfig` of `recipe` (`use_vllm` None: decide from the recipe and the machine; `changes` override any argument)."
+    ("The TRL `GRPOConfig` of `recipe` (`use_vllm` None: decide from the recipe and the machine; `changes` override "
+     "any argument).")
     from trl import GRPOConfig
-    save = dict(save_strategy='steps', save_steps=recipe.save_steps) if recipe.save_steps else dict(save_strategy='epoch')
+    save = dict(save_strategy='steps',
+                save_steps=recipe.save_steps) if recipe.save_steps else dict(save_strategy='epoch')
     vllm = vllm_ok(recipe) if use_vllm is None else use_vllm
     kw = dict(output_dir=str(output_dir), num_train_epochs=recipe.epochs, max_steps=recipe.max_steps or -1,
-              per_device_train_batch_size=recipe.per_device_batch, gradient_accumulation_steps=grpo_accumulation(recipe, world_size),
+              per_device_train_batch_size=recipe.per_device_batch,
+              gradient_accumulation_steps=grpo_accumulation(recipe, world_size),
               num_generations=recipe.num_generations, max_completion_length=recipe.max_completion_length,
-              learning_rate=recipe.learning_rate, lr_scheduler_type='cosine_with_min_lr', lr_scheduler_kwargs=dict(min_lr=recipe.min_lr),
+              learning_rate=recipe.learning_rate, lr_scheduler_type='cosine_with_min_lr',
+              lr_scheduler_kwargs=dict(min_lr=recipe.min_lr),
               warmup_steps=recipe.warmup_steps, weight_decay=recipe.weight_decay, optim=recipe.optim,
               loss_type=recipe.loss_type, beta=recipe.beta, epsilon=recipe.epsilon, epsilon_high=recipe.epsilon_high,
               temperature=recipe.temperature, top_p=recipe.top_p, top_k=recipe.top_k,
               mask_truncated_completions=recipe.mask_truncated_completions, max_grad_norm=recipe.max_grad_norm,
-              use_vllm=vllm, vllm_mode=recipe.vllm_mode, vllm_gpu_memory_utilization=recipe.vllm_gpu_memory_utilization or 0.3,
+              use_vllm=vllm, vllm_mode=recipe.vllm_mode,
+              vllm_gpu_memory_utilization=recipe.vllm_gpu_memory_utilization or 0.3,
               vllm_max_model_length=recipe.max_length,
               logging_steps=recipe.logging_steps, save_only_model=True, report_to='none', seed=seed, data_seed=seed,
               use_cpu=device == 'cpu') | save
@@ -116,28 +126,35 @@ def grpo_config(recipe: GRPORecipe, output_dir: str | Path, device: str = 'cpu',
 BYTES = {'bfloat16': 2, 'float16': 2, 'float32': 4}
 
 def param_count(config, vision: bool = False) -> int:
-    "Parameters of a decoder counted from its config, as a language-only engine loads them (with `vision`, its vision tower too)."
+    ("Parameters of a decoder counted from its config, as a language-only engine loads them (with `vision`, its vision "
+     "tower too).")
     t = config.get_text_config()
     hd = getattr(t, 'head_dim', None) or t.hidden_size // t.num_attention_heads
     attn = t.hidden_size * hd * (2 * t.num_attention_heads + 2 * t.num_key_value_heads)
     total = t.vocab_size * t.hidden_size + t.num_hidden_layers * (attn + 3 * t.hidden_size * t.intermediate_size)
     v = getattr(config, 'vision_config', None)
-    return total + (v.num_hidden_layers * (4 * v.hidden_size ** 2 + 2 * v.hidden_size * v.intermediate_size) if v and vision else 0)
+    return total + (v.num_hidden_layers * (4 * v.hidden_size ** 2 + 2 * v.hidden_size * v.intermediate_size) if v
+                    and vision else 0)
 
 def kv_bytes_per_token(config, dtype: str = 'bfloat16') -> int:
-    "KV-cache bytes per token with every layer attending to the whole sequence (an upper bound for sliding-window layers)."
+    ("KV-cache bytes per token with every layer attending to the whole sequence (an upper bound for sliding-window "
+     "layers).")
     t = config.get_text_config()
     hd = getattr(t, 'head_dim', None) or t.hidden_size // t.num_attention_heads
     return 2 * t.num_hidden_layers * t.num_key_value_heads * hd * BYTES[dtype]
 
-def colocate_memory(config, recipe: GRPORecipe, gpu_gb: float, dtype: str = 'bfloat16', overhead_gb: float = 2.0) -> dict:
+# %% ../nbs/stage_5_grpo.ipynb #bb25399a
+def colocate_memory(config, recipe: GRPORecipe, gpu_gb: float, dtype: str = 'bfloat16',
+                    overhead_gb: float = 2.0) -> dict:
     "vLLM's GB and share of a `gpu_gb` GPU in colocate mode: weights + KV cache of one group at full length + overhead."
     weights = param_count(config) * BYTES[dtype] / 1e9
     kv = recipe.num_generations * recipe.max_length * kv_bytes_per_token(config, dtype) / 1e9
     need = weights + kv + overhead_gb
     frac = math.ceil(100 * need / gpu_gb) / 100
-    if frac > 0.9: raise RecipeError(f'vLLM needs {need:.1f} GB of {gpu_gb:.0f} GB beside training: use vllm_mode=server or a larger GPU')
-    return dict(weights_gb=round(weights, 1), kv_gb=round(kv, 1), total_gb=round(need, 1), fraction=frac, max_model_len=recipe.max_length)
+    if frac > 0.9: raise RecipeError(f'vLLM needs {need:.1f} GB of {gpu_gb:.0f} GB beside training: use '
+                                     f'vllm_mode=server or a larger GPU')
+    return dict(weights_gb=round(weights, 1), kv_gb=round(kv, 1), total_gb=round(need, 1), fraction=frac,
+                max_model_len=recipe.max_length)
 
 def gpu_gb(device: int = 0) -> float:
     "Memory of a visible GPU in GB."
@@ -197,27 +214,35 @@ def vllm_share(model: str, recipe: GRPORecipe) -> float:
     from transformers import AutoConfig
     return colocate_memory(AutoConfig.from_pretrained(resolve_model(model)), recipe, gpu_gb())['fraction']
 
+# %% ../nbs/stage_5_grpo.ipynb #a3e3a3ce
 def load_policy(model: str, recipe: GRPORecipe, seed: int = 0):
-    "(model, tokenizer, peft_config or None, 'unsloth'|'peft') for `model` (a hub id, folder or embedded: id) under `recipe`."
+    ("(model, tokenizer, peft_config or None, 'unsloth'|'peft') for `model` (a hub id, folder or embedded: id) under "
+     "`recipe`.")
     if unsloth_ok(recipe):
         from unsloth import FastLanguageModel
         fast = vllm_ok(recipe)
         with language_only_unsloth_vllm() if fast else contextlib.nullcontext():
-            lm, tok = FastLanguageModel.from_pretrained(resolve_model(model), max_seq_length=recipe.max_length, load_in_4bit=False,
-                                                        fast_inference=fast, max_lora_rank=recipe.lora_r, text_only=True,
-                                                        **(dict(gpu_memory_utilization=vllm_share(model, recipe)) if fast else {}))
+            lm, tok = FastLanguageModel.from_pretrained(resolve_model(model), max_seq_length=recipe.max_length,
+                                                        load_in_4bit=False,
+                                                        fast_inference=fast, max_lora_rank=recipe.lora_r,
+                                                        text_only=True,
+                                                        **(dict(gpu_memory_utilization=vllm_share(model, recipe))
+                                                           if fast else {}))
         return hold(unsloth_lora(lm, recipe, seed), 'the GRPO policy'), tok, None, 'unsloth'
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     path = resolve_model(model)
-    lm = hold(AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16 if recipe.bf16 else torch.float32), 'the GRPO policy')
+    lm = hold(AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16 if recipe.bf16 else torch.float32),
+              'the GRPO policy')
     tok = AutoTokenizer.from_pretrained(path)
     if tok.pad_token is None: tok.pad_token = tok.eos_token
     return lm, tok, model_lora_config(recipe, lm), 'peft'
 
+# %% ../nbs/stage_5_grpo.ipynb #c4418199
 def _dataset(rows: list):
     from datasets import Dataset
-    return Dataset.from_list([dict(id=r.get('id', str(i)), prompt=r['prompt'], solution=gold_of(r)) for i, r in enumerate(rows)])
+    return Dataset.from_list([dict(id=r.get('id', str(i)), prompt=r['prompt'], solution=gold_of(r)) for i,
+                              r in enumerate(rows)])
 
 def checkpoints(folder: str | Path) -> list[Path]:
     "The `checkpoint-N` folders under `folder`, by step."
@@ -233,7 +258,8 @@ def score_model(backend, rows: list, max_new_tokens: int) -> dict:
     return dict(reward=mean([p['total'] for p in parts]), **{k: mean([p[k] for p in parts]) for k in COMPONENTS},
                 tokens=mean([c.tokens for (c,) in outs]), n=len(rows))
 
-def merge_checkpoint(base: str, checkpoint: str | Path, dest: str | Path, dtype: str = 'bfloat16', device: str = 'cpu') -> Path:
+def merge_checkpoint(base: str, checkpoint: str | Path, dest: str | Path, dtype: str = 'bfloat16',
+                     device: str = 'cpu') -> Path:
     "Merge a saved LoRA checkpoint into its starting model `base` and save the result at `dest`."
     import torch
     from peft import PeftModel
@@ -243,20 +269,24 @@ def merge_checkpoint(base: str, checkpoint: str | Path, dest: str | Path, dtype:
     tok = AutoTokenizer.from_pretrained(path)
     return merge_adapter(PeftModel.from_pretrained(lm, str(checkpoint)), tok, dest, dtype, base=path)
 
+# %% ../nbs/stage_5_grpo.ipynb #74c4b8a7
 def select_checkpoint(base: str, folder: str | Path, val_rows: list, recipe: GRPORecipe, dest: str | Path,
-                      backend: str = 'transformers', backend_kw: dict | None = None, init_cache=None, device: str = 'cpu') -> dict:
-    "Score every checkpoint under `folder` on `val_rows`, move the best one, merged, to `dest`; return the scores and the choice (a lone checkpoint is merged unscored unless the recipe scores the start)."
+                      backend: str = 'transformers', backend_kw: dict | None = None, init_cache=None,
+                      device: str = 'cpu') -> dict:
+    ("Score every checkpoint under `folder` on `val_rows`, move the best one, merged, to `dest`; return the scores and "
+     "the choice (a lone checkpoint is merged unscored unless the recipe scores the start).")
     budget = recipe.val_max_new_tokens or recipe.max_completion_length
     kw = dict(backend_kw or {})
     cks = checkpoints(folder)
     if not cks: raise RecipeError(f'no checkpoints in {folder}')
     if len(cks) == 1 and not recipe.score_init:   # nothing to choose between: merge it, spend nothing on scoring
         merge_checkpoint(base, cks[0], dest, recipe.merge_dtype, device)
-        return dict(scores={}, chosen=cks[0].name, step=int(cks[0].name.split('-')[1]), val_problems=0, max_new_tokens=None,
-                    rule='the only checkpoint (nothing to choose between, so not scored)')
+        return dict(scores={}, chosen=cks[0].name, step=int(cks[0].name.split('-')[1]), val_problems=0,
+                    max_new_tokens=None, rule='the only checkpoint (nothing to choose between, so not scored)')
     scores = {}
     if recipe.score_init:
-        scores['init'] = score_model(get_backend(backend, resolve_model(base), cache=init_cache, **kw), val_rows, budget)
+        scores['init'] = score_model(get_backend(backend, resolve_model(base), cache=init_cache, **kw), val_rows,
+                                     budget)
         unload_models()
     dest = Path(dest)
     cands = dest.parent/'candidates'
@@ -269,20 +299,22 @@ def select_checkpoint(base: str, folder: str | Path, val_rows: list, recipe: GRP
     if dest.exists(): shutil.rmtree(dest)
     os.rename(cands/best, dest)
     shutil.rmtree(cands, ignore_errors=True)
-    return dict(scores=scores, chosen=best, step=int(best.split('-')[1]), val_problems=len(val_rows), max_new_tokens=budget,
-                rule='highest mean validation reward of greedy graphs (earliest on a tie)')
+    return dict(scores=scores, chosen=best, step=int(best.split('-')[1]), val_problems=len(val_rows),
+                max_new_tokens=budget, rule='highest mean validation reward of greedy graphs (earliest on a tie)')
 
 # %% ../nbs/stage_5_grpo.ipynb #04a458e8
 TRL_KEYS = ('num_generations', 'max_completion_length', 'per_device_train_batch_size', 'gradient_accumulation_steps',
-            'generation_batch_size', 'num_train_epochs', 'max_steps', 'learning_rate', 'lr_scheduler_type', 'lr_scheduler_kwargs',
+            'generation_batch_size', 'num_train_epochs', 'max_steps', 'learning_rate', 'lr_scheduler_type',
+            'lr_scheduler_kwargs',
             'warmup_steps', 'loss_type', 'beta', 'epsilon', 'epsilon_high', 'temperature', 'top_p', 'top_k',
-            'mask_truncated_completions', 'use_vllm', 'vllm_mode', 'vllm_gpu_memory_utilization', 'vllm_max_model_length', 'bf16', 'fp16',
-            'save_strategy', 'save_steps', 'seed')
+            'mask_truncated_completions', 'use_vllm', 'vllm_mode', 'vllm_gpu_memory_utilization',
+            'vllm_max_model_length', 'bf16', 'fp16', 'save_strategy', 'save_steps', 'seed')
 
 def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe, out: str | Path, device: str = 'cpu',
-               seed: int = 0, world_size: int | None = None, backend: str = 'transformers', backend_kw: dict | None = None,
-               init_cache=None) -> dict:
-    "GRPO-train `model` on prompt rows with the execution reward; choose a checkpoint on `val_rows`, merge it; return the run's facts."
+               seed: int = 0, world_size: int | None = None, backend: str = 'transformers',
+               backend_kw: dict | None = None, init_cache=None) -> dict:
+    ("GRPO-train `model` on prompt rows with the execution reward; choose a checkpoint on `val_rows`, merge it; return "
+     "the run's facts.")
     out, val_rows = Path(out), validation_rows(train_rows, val_rows, recipe.n_val)
     hand_off('GRPO training')
     lm, tok, peft_config, path = load_policy(model, recipe, seed)   # first: unsloth wants to be imported before trl
@@ -295,7 +327,8 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
     args = grpo_config(recipe, out/'checkpoints', device=device, world_size=world_size, seed=seed, **vllm)
     if (out/'checkpoints').exists(): shutil.rmtree(out/'checkpoints')
     with language_only_trl_vllm() if args.use_vllm and args.vllm_mode == 'colocate' else contextlib.nullcontext():
-        trainer = hold(GRPOTrainer(model=lm, reward_funcs=list(REWARD_FUNCS), args=args, train_dataset=_dataset(train_rows),
+        trainer = hold(GRPOTrainer(model=lm, reward_funcs=list(REWARD_FUNCS), args=args,
+                                   train_dataset=_dataset(train_rows),
                                    processing_class=tok, peft_config=peft_config), 'the GRPO trainer')
     t0 = time.time()
     result = trainer.train()
@@ -304,8 +337,8 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
     if not (out/'checkpoints'/f'checkpoint-{st.global_step}').exists() and trainer.is_world_process_zero():
         trainer.save_model(str(out/'checkpoints'/f'checkpoint-{st.global_step}'))
     trl_args = {k: v for k, v in args.to_dict().items() if k in TRL_KEYS}
-    facts = dict(model=str(model), path=path, recipe=dataclasses.asdict(recipe), trl_args=trl_args, precision=precision(recipe.bf16, device),
-                 train_rows=len(train_rows), val_rows=len(val_rows),
+    facts = dict(model=str(model), path=path, recipe=dataclasses.asdict(recipe), trl_args=trl_args,
+                 precision=precision(recipe.bf16, device), train_rows=len(train_rows), val_rows=len(val_rows),
                  steps=st.global_step, wall_s=round(wall, 1), s_per_step=round(wall / max(st.global_step, 1), 1),
                  steps_per_s=round(st.global_step / wall, 4), train_loss=result.training_loss, use_vllm=args.use_vllm,
                  history=list(st.log_history), merged=str(out/'merged'))
@@ -315,8 +348,8 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
     facts['hand_off'] = hand_off('GRPO checkpoint selection')
     if zero:
         t1 = time.time()
-        facts['selection'] = select_checkpoint(model, out/'checkpoints', val_rows, recipe, out/'merged', backend, backend_kw,
-                                               init_cache, device)
+        facts['selection'] = select_checkpoint(model, out/'checkpoints', val_rows, recipe, out/'merged', backend,
+                                               backend_kw, init_cache, device)
         facts['selection']['wall_s'] = round(time.time() - t1, 1)
         shutil.rmtree(out/'checkpoints', ignore_errors=True)
     hand_off('after GRPO')
@@ -332,17 +365,21 @@ HISTORY = {'reward': 'reward', 'reward_std': 'reward_std', 'rewards/format_rewar
 def history_frame(facts: dict):
     "One row per logged optimiser step: rewards (mean, std, parts), completion lengths, graph sizes, lr, loss."
     import pandas as pd
-    rows = [dict(step=h['step'], **{new: h.get(old) for old, new in HISTORY.items()}) for h in facts['history'] if 'reward' in h]
+    rows = [dict(step=h['step'], **{new: h.get(old) for old, new in HISTORY.items()}) for h in facts['history']
+            if 'reward' in h]
     return pd.DataFrame(rows, columns=['step', *HISTORY.values()]).astype(float).astype({'step': int})
 
+# %% ../nbs/stage_5_grpo.ipynb #3b550c81
 def plot_rewards(hist, title: str, chosen_step: int | None = None):
     "Three panels against the step: reward (mean ± std) and its parts; completion length; nodes per generated graph."
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
     ax = axes[0]
     ax.plot(hist['step'], hist['reward'], 'o-', color='k', label='reward R (mean)')
-    ax.fill_between(hist['step'], hist['reward'] - hist['reward_std'], hist['reward'] + hist['reward_std'], color='k', alpha=0.1)
-    for part, c in zip(COMPONENTS, ('#2b6cb0', '#c05621', '#2f855a')): ax.plot(hist['step'], hist[part], 's--', ms=4, color=c, label=part)
+    ax.fill_between(hist['step'], hist['reward'] - hist['reward_std'], hist['reward'] + hist['reward_std'], color='k',
+                    alpha=0.1)
+    for part, c in zip(COMPONENTS, ('#2b6cb0', '#c05621', '#2f855a')): ax.plot(hist['step'], hist[part], 's--', ms=4,
+                                                                               color=c, label=part)
     ax.set_ylim(-0.05, 2.05)
     ax.set_ylabel('reward per completion')
     ax.legend(fontsize=7)
@@ -356,7 +393,8 @@ def plot_rewards(hist, title: str, chosen_step: int | None = None):
     axes[2].plot(hist['step'], hist['ops'], 's--', label='|V_op|')
     axes[2].set_ylabel('per generated graph (parsed)')
     axes[2].legend(fontsize=7)
-    if hist['nodes'].isna().all(): axes[2].text(0.5, 0.5, 'no generated graph parsed', ha='center', transform=axes[2].transAxes)
+    if hist['nodes'].isna().all(): axes[2].text(0.5, 0.5, 'no generated graph parsed', ha='center',
+                                                transform=axes[2].transAxes)
     for a in axes:
         a.set_xlabel('optimiser step')
         a.set_xticks(list(hist['step']))
@@ -373,7 +411,8 @@ def grpo_dir(cfg: Profile) -> Path:
 
 def grpo_folder(cfg: Profile) -> str:
     "The results folder of `cfg`'s GRPO arm: 'grpo' (from SFT) or 'grpo_base' (from the base model)."
-    if cfg.grpo.init not in ('sft', 'base'): raise RecipeError(f"grpo.init must be 'sft' or 'base', got {cfg.grpo.init!r}")
+    if cfg.grpo.init not in ('sft',
+                             'base'): raise RecipeError(f"grpo.init must be 'sft' or 'base', got {cfg.grpo.init!r}")
     return 'grpo' if cfg.grpo.init == 'sft' else 'grpo_base'
 
 def init_model(cfg: Profile) -> str:
@@ -381,11 +420,13 @@ def init_model(cfg: Profile) -> str:
     grpo_dir(cfg)
     return str(merged_model(cfg)) if cfg.grpo.init == 'sft' else cfg.model
 
+# %% ../nbs/stage_5_grpo.ipynb #c7bc43d7
 def phase_label(cfg: Profile) -> str:
     "The name of the GRPO phase in tables: 'SFT→GRPO' or 'Base→GRPO'."
     return {'sft': 'SFT→GRPO', 'base': 'Base→GRPO'}[cfg.grpo.init]
 
-def grpo_vs_sft(cfg: Profile, grpo_model: str | Path, problems: list, split_size: int, cap: int, progress: bool = True) -> list[dict]:
+def grpo_vs_sft(cfg: Profile, grpo_model: str | Path, problems: list, split_size: int, cap: int,
+                progress: bool = True) -> list[dict]:
     "Records of the SFT model (when there is one) and the GRPO model (dagger, student prompt) on `problems`."
     split = {problems[0].split: (problems, split_size)}
     try: models = [(merged_model(cfg), 'SFT', 'sft')]
@@ -395,30 +436,37 @@ def grpo_vs_sft(cfg: Profile, grpo_model: str | Path, problems: list, split_size
     recs = []
     for path, label, phase in models + [(Path(grpo_model), phase_label(cfg), 'grpo')]:
         unload_models()
-        recs += evaluate(student_backend(cfg, path), ['dagger'], split, cap=cap, model=f'{cfg.model} ({label})', progress=progress, student=True,
+        recs += evaluate(student_backend(cfg, path), ['dagger'], split, cap=cap, model=f'{cfg.model} ({label})',
+                         progress=progress, student=True,
                          phase=phase, base_model=cfg.model, init=cfg.grpo.init if phase == 'grpo' else None,
                          prompt=student_prompt(cfg))
     unload_models()
     return recs
 
+# %% ../nbs/stage_5_grpo.ipynb #f5ddd985
 def metrics_table(records: list):
     "Execution rate, accuracy and mean output tokens per model."
     import pandas as pd
     s = summarize(pd.DataFrame(records))
     return s[['model', 'method', 'split', 'n', 'exec_rate', 'accuracy', 'mean_tokens']]
 
-PHASE_LABELS = {('untrained', None): 'untrained', ('sft', None): 'SFT', ('grpo', 'sft'): 'SFT→GRPO', ('grpo', 'base'): 'Base→GRPO'}
+# %% ../nbs/stage_5_grpo.ipynb #e173a205
+PHASE_LABELS = {('untrained', None): 'untrained', ('sft', None): 'SFT', ('grpo', 'sft'): 'SFT→GRPO',
+                ('grpo', 'base'): 'Base→GRPO'}
 
 def nodes_table(records: list, source: str = ''):
-    "Table 8: per phase (the records' `phase` and `init` fields), outputs, graphs parsed, mean nodes and mean |V_op| per graph."
+    ("Table 8: per phase (the records' `phase` and `init` fields), outputs, graphs parsed, mean nodes and mean |V_op| "
+     "per graph.")
     import pandas as pd
     df = pd.DataFrame(records)
     df = df[df['method'] == 'dagger']
     rows = []
-    for (phase, init), g in df.groupby([df['phase'], df['init'].where(df['init'].notna(), None)], sort=False, dropna=False):
+    for (phase, init), g in df.groupby([df['phase'], df['init'].where(df['init'].notna(), None)], sort=False,
+                                       dropna=False):
         init = init if isinstance(init, str) else None
         graphs = g['n_nodes'].dropna()
-        rows.append(dict(phase=phase, init=init, phase_label=PHASE_LABELS[(phase, init)], model=g['model'].iloc[0], outputs=len(g),
+        rows.append(dict(phase=phase, init=init, phase_label=PHASE_LABELS[(phase, init)], model=g['model'].iloc[0],
+                         outputs=len(g),
                          graphs=len(graphs), mean_nodes=round(graphs.mean(), 2) if len(graphs) else None,
                          mean_ops=round(g['n_ops'].dropna().mean(), 2) if len(graphs) else None,
                          executed=int(g['executed'].fillna(False).astype(bool).sum()), source=source))

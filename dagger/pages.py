@@ -29,6 +29,7 @@ def notebook_markdown(nb_path: str | Path) -> str:
         if text.strip(): parts.append(f'```\n{text.rstrip()}\n```')
     return '\n\n'.join(parts) + '\n'
 
+# %% ../nbs/lib_23_pages.ipynb #dadcade2
 README_HEAD = '<!-- generated from nbs/index.ipynb by `make readme`: edit the notebook, not this file -->\n\n'
 PAGE = re.compile(r'^<!-- page: (\S+) -->\n', re.M)
 
@@ -39,12 +40,14 @@ def pages(nb: str | Path | None = None) -> dict[str, str]:
     texts = dict(zip(['README.md', *parts[1::2]], parts[0::2]))
     return {p: README_HEAD + expand(t.strip() + '\n') for p, t in texts.items()}
 
+# %% ../nbs/lib_23_pages.ipynb #7eda6d5c
 def readme_text(nb: str | Path | None = None) -> str:
     "The README: the front page of `nbs/index.ipynb` (`pages`)."
     return pages(nb)['README.md']
 
 def write_readme(nb: str | Path | None = None, out: str | Path | None = None) -> Path:
-    "Write README.md and the other pages of `nbs/index.ipynb` (under the folder `out`, default the repository root); return README.md."
+    ("Write README.md and the other pages of `nbs/index.ipynb` (under the folder `out`, default the repository root); "
+     "return README.md.")
     root = Path(out or project_root())
     return [atomic_write_text(root/p, t) for p, t in pages(nb).items()][0]
 
@@ -61,12 +64,14 @@ def notebook_facts(nb_path: str | Path) -> dict:
     nb_path = Path(nb_path)
     kind, num = NOTEBOOK_RE.fullmatch(nb_path.stem).groups()
     cells = nbformat.read(str(nb_path), as_version=4).cells
-    exp = next((m[1] for c in cells if c.cell_type == 'code' and (m := re.search(r'^#\|\s*default_exp\s+(\S+)', c.source, re.M))), None)
+    exp = next((m[1] for c in cells if c.cell_type == 'code'
+                and (m := re.search(r'^#\|\s*default_exp\s+(\S+)', c.source, re.M))), None)
     summary = next((c.source.strip().splitlines()[0][1:].strip() for c in cells[:4]
                     if c.cell_type == 'markdown' and c.source.lstrip().startswith('>')), '')
     return dict(notebook=nb_path.name, kind='stage' if kind == 'stage' else 'library', number=int(num),
                 module=f'dagger.{exp}' if exp else '', summary=summary)
 
+# %% ../nbs/lib_23_pages.ipynb #7f99790d
 def _code(s: str) -> str: return f'`{s}`' if s else ''
 def _cell(s: str) -> str: return s.replace('|', '\\|')
 
@@ -76,7 +81,8 @@ def notebook_table(nbs: str | Path | None = None) -> str:
     libs = [p for p in nbs.glob('lib_*.ipynb') if NOTEBOOK_RE.fullmatch(p.stem)]
     facts = [notebook_facts(p) for p in stages(nbs) + libs]
     facts.sort(key=lambda f: (f['kind'] != 'stage', f['number'], f['notebook']))
-    rows = [f"| {f['kind']} | {f['number']} | `{f['notebook']}` | {_code(f['module'])} | {_cell(f['summary'])} |" for f in facts]
+    rows = [f"| {f['kind']} | {f['number']} | `{f['notebook']}` | {_code(f['module'])} | {_cell(f['summary'])} |"
+            for f in facts]
     return '\n'.join(['| kind | # | notebook | module | summary |', '|---|---|---|---|---|', *rows]) + '\n'
 
 # %% ../nbs/lib_23_pages.ipynb #5bb7106b

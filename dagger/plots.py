@@ -51,42 +51,55 @@ def _ci(r, suffix: str = '') -> dict:
     "The interval columns and n of a tidy row (NaN where absent), named with `suffix`."
     return {f'{c}{suffix}': (r[c] if r is not None and c in r.index else np.nan) for c in _CI}
 
+# %% ../nbs/lib_29_plots.ipynb #9c20dc3f
 def fig2_points(tidy: pd.DataFrame, lang: str) -> pd.DataFrame:
-    "The points of Figure 2: per panel, system and method, (tokens, accuracy) on the original and the +D split, with intervals and n."
+    ("The points of Figure 2: per panel, system and method, (tokens, accuracy) on the original and the +D split, with "
+     "intervals and n.")
     d, rows = tidy[tidy['lang'] == lang], []
     meta = d.groupby(['system', 'method', 'run'])[['family', 'params_b']].first()
     for ds in DATASETS:
         s = d[d['dataset'] == ds].set_index(['system', 'method', 'run', 'kind'])
         for key in meta.index:
-            o, a = s.loc[key + ('original',)] if key + ('original',) in s.index else None, s.loc[key + ('distract',)] if key + ('distract',) in s.index else None
+            o, a = (s.loc[key + ('original',)] if key + ('original',) in s.index else None,
+                    s.loc[key + ('distract',)] if key + ('distract',) in s.index else None)
             if o is None and a is None: continue
-            rows.append(dict(panel=DATASET_LABELS[ds], system=key[0], method=key[1], run=key[2], **meta.loc[key].to_dict(),
-                             tokens=o['tokens'] if o is not None else np.nan, accuracy=o['accuracy'] if o is not None else np.nan,
-                             tokens_d=a['tokens'] if a is not None else np.nan, accuracy_d=a['accuracy'] if a is not None else np.nan) | _ci(o) | _ci(a, '_d'))
+            rows.append(dict(panel=DATASET_LABELS[ds], system=key[0], method=key[1], run=key[2],
+                             **meta.loc[key].to_dict(),
+                             tokens=o['tokens'] if o is not None else np.nan,
+                             accuracy=o['accuracy'] if o is not None else np.nan,
+                             tokens_d=a['tokens'] if a is not None else np.nan,
+                             accuracy_d=a['accuracy'] if a is not None else np.nan) | _ci(o) | _ci(a, '_d'))
     wo, wd = _weighted(d, lang, ('original',)), _weighted(d, lang, ('distract',))
     w = wo.merge(wd, on=['system', 'method', 'run'], how='outer', suffixes=('', '_d'))
     nmin = d.groupby(['system', 'method', 'run'])['n'].min()
     for _, r in w.iterrows():
         k = (r['system'], r['method'], r['run'])
-        rows.append(dict(panel='weighted', system=r['system'], method=r['method'], run=r['run'], **meta.loc[k].to_dict(),
-                         tokens=r['mean_tokens'], accuracy=r['accuracy'], tokens_d=r['mean_tokens_d'], accuracy_d=r['accuracy_d'])
+        rows.append(dict(panel='weighted', system=r['system'], method=r['method'], run=r['run'],
+                         **meta.loc[k].to_dict(),
+                         tokens=r['mean_tokens'], accuracy=r['accuracy'], tokens_d=r['mean_tokens_d'],
+                         accuracy_d=r['accuracy_d'])
                     | _ci(None) | _ci(None, '_d') | dict(n=nmin.get(k, np.nan), n_d=nmin.get(k, np.nan)))
     return pd.DataFrame(rows)
 
+# %% ../nbs/lib_29_plots.ipynb #f1e67d71
 def _whiskers(ax, r, sfx: str, c: str, s: float) -> bool:
-    "Draw the 95% intervals of one Figure 2 point (accuracy and tokens, where known) and a grey ring if it is smoke; True if smoke."
+    ("Draw the 95% intervals of one Figure 2 point (accuracy and tokens, where known) and a grey ring if it is smoke; "
+     "True if smoke.")
     x, y = r[f'tokens{sfx}'], r[f'accuracy{sfx}']
     if math.isnan(x): return False
     alo, ahi, tlo, thi = (r.get(f'{c_}{sfx}', np.nan) for c_ in ('acc_lo', 'acc_hi', 'tokens_lo', 'tokens_hi'))
     yerr = [[y - alo], [ahi - y]] if not math.isnan(alo) else None
     xerr = [[x - tlo], [thi - x]] if not math.isnan(tlo) and tlo > 0 else None
-    if yerr or xerr: ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt='none', ecolor=c, elinewidth=0.5, capsize=1, alpha=0.7, zorder=2)
+    if yerr or xerr: ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt='none', ecolor=c, elinewidth=0.5, capsize=1, alpha=0.7,
+                                 zorder=2)
     smoke = 'acc_lo' + sfx in r.index and is_smoke(r.get(f'n{sfx}', np.nan))
     if smoke: ax.plot([x], [y], marker='o', ls='', mfc='none', mec='0.35', mew=0.6, ms=1.7 * math.sqrt(s), zorder=2)
     return smoke
 
+# %% ../nbs/lib_29_plots.ipynb #3ee6dc4a
 def fig2(tidy: pd.DataFrame, lang: str, title: str, label_points: bool = True):
-    "Figure 2: accuracy (%) against mean output tokens (log x) per dataset and weighted, original → +D arrows, 95% whiskers, smoke rings."
+    ("Figure 2: accuracy (%) against mean output tokens (log x) per dataset and weighted, original → +D arrows, 95% "
+     "whiskers, smoke rings.")
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
@@ -101,25 +114,34 @@ def fig2(tidy: pd.DataFrame, lang: str, title: str, label_points: bool = True):
             for _, r in pts[pts['panel'] == panel].iterrows():
                 c, s = color(r['family']), _size(r['params_b'])
                 for sfx in ('', '_d'): smoke |= _whiskers(ax, r, sfx, c, s)
-                if r['tokens'] == r['tokens']: ax.scatter(r['tokens'], r['accuracy'], s=s, color=c, edgecolor='k', linewidth=0.4, zorder=3)
-                if r['tokens_d'] == r['tokens_d']: ax.scatter(r['tokens_d'], r['accuracy_d'], s=s, facecolor='white', edgecolor=c, linewidth=1.0, zorder=3)
+                if r['tokens'] == r['tokens']: ax.scatter(r['tokens'], r['accuracy'], s=s, color=c, edgecolor='k',
+                                                          linewidth=0.4, zorder=3)
+                if r['tokens_d'] == r['tokens_d']: ax.scatter(r['tokens_d'], r['accuracy_d'], s=s, facecolor='white',
+                                                              edgecolor=c, linewidth=1.0, zorder=3)
                 if r['tokens'] == r['tokens'] and r['tokens_d'] == r['tokens_d']:
                     ax.annotate('', xy=(r['tokens_d'], r['accuracy_d']), xytext=(r['tokens'], r['accuracy']),
-                                arrowprops=dict(arrowstyle='->', linestyle='--', color=c, lw=0.8, shrinkA=math.sqrt(s) / 2, shrinkB=math.sqrt(s) / 2), zorder=4)
+                                arrowprops=dict(arrowstyle='->', linestyle='--', color=c, lw=0.8,
+                                                shrinkA=math.sqrt(s) / 2, shrinkB=math.sqrt(s) / 2), zorder=4)
                 if label_points and panel == panels[-1] and r['tokens'] == r['tokens']:
-                    ax.annotate(r['system'] + (f' ({r["method"]})' if r['family'] in ('pot', 'got') else ''), (r['tokens'], r['accuracy']),
+                    ax.annotate(r['system'] + (f' ({r["method"]})' if r['family'] in ('pot', 'got') else ''),
+                                (r['tokens'], r['accuracy']),
                                 xytext=(3, 2), textcoords='offset points', fontsize=5.5, color='0.25')
             pp = pts[pts['panel'] == panel]
-            for xy, k in pd.concat([pp[['tokens', 'accuracy']], pp[['tokens_d', 'accuracy_d']].set_axis(['tokens', 'accuracy'], axis=1)]).dropna().value_counts().items():
-                if k > 1: ax.annotate(f'×{k}', xy, xytext=(4, -8), textcoords='offset points', fontsize=5.5, color='0.3')
+            for xy, k in pd.concat([pp[['tokens', 'accuracy']],
+                                    pp[['tokens_d', 'accuracy_d']].set_axis(['tokens', 'accuracy'],
+                                                                            axis=1)]).dropna().value_counts().items():
+                if k > 1: ax.annotate(f'×{k}', xy, xytext=(4, -8), textcoords='offset points', fontsize=5.5,
+                                      color='0.3')
             ax.set_xscale('log')
             ax.set_ylim(-3, 103)
             xs = pd.concat([pp['tokens'], pp['tokens_d']]).dropna()
             ax.xaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
-            if len(xs) and xs.max() / xs.min() < 4:   # a narrow range: widen it to a factor of 6.25, which holds two 1-2-5 ticks
+            # a narrow range: widen it to a factor of 6.25, which holds two 1-2-5 ticks
+            if len(xs) and xs.max() / xs.min() < 4:
                 mid = math.sqrt(xs.min() * xs.max())
                 ax.set_xlim(mid / 2.5, mid * 2.5)
-                ax.xaxis.set_major_locator(FixedLocator([t for t in (10 ** e * m for e in range(6) for m in (1, 2, 5)) if mid / 2.5 <= t <= mid * 2.5]))
+                ax.xaxis.set_major_locator(FixedLocator([t for t in (10 ** e * m for e in range(6) for m in (1, 2, 5))
+                                                         if mid / 2.5 <= t <= mid * 2.5]))
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f'{v:g}'))
             ax.xaxis.set_minor_formatter(NullFormatter())
             ax.set_xlabel('mean output tokens (log scale)')
@@ -127,14 +149,19 @@ def fig2(tidy: pd.DataFrame, lang: str, title: str, label_points: bool = True):
             ax.set_title(sub)
         axes[0][0].set_ylabel('accuracy (%)')
         fams = [f for f in PALETTE if f in set(pts['family'])]
-        handles = [Line2D([], [], marker='o', ls='', color=color(f), markeredgecolor='k', markeredgewidth=0.4, label=FAMILY_LABELS[f]) for f in fams]
-        handles += [Line2D([], [], marker='o', ls='', markerfacecolor='white', markeredgecolor='0.3', label='+distractors (+D)'),
+        handles = [Line2D([], [], marker='o', ls='', color=color(f), markeredgecolor='k', markeredgewidth=0.4,
+                          label=FAMILY_LABELS[f]) for f in fams]
+        handles += [Line2D([], [], marker='o', ls='', markerfacecolor='white', markeredgecolor='0.3',
+                           label='+distractors (+D)'),
                     Line2D([], [], ls='--', color='0.3', lw=0.8, label='original → +D')]
-        if smoke: handles.append(Line2D([], [], marker='o', ls='', mfc='none', mec='0.35', markersize=7, label=f'smoke (n<{SMOKE_N})'))
+        if smoke: handles.append(Line2D([], [], marker='o', ls='', mfc='none', mec='0.35', markersize=7,
+                                        label=f'smoke (n<{SMOKE_N})'))
         pb = sorted({p for p in pts['params_b'] if not pd.isna(p)})
         for p in ([pb[0], pb[-1]] if len(pb) > 1 else pb):
-            handles.append(Line2D([], [], marker='o', ls='', color='0.6', markersize=math.sqrt(_size(p)), label=f'{p:g}B params'))
-        fig.legend(handles=handles, loc='lower center', ncol=min(len(handles), 5), frameon=False, bbox_to_anchor=(0.5, -0.02 - 0.05 * (len(handles) > 5)))
+            handles.append(Line2D([], [], marker='o', ls='', color='0.6', markersize=math.sqrt(_size(p)),
+                                  label=f'{p:g}B params'))
+        fig.legend(handles=handles, loc='lower center', ncol=min(len(handles), 5), frameon=False,
+                   bbox_to_anchor=(0.5, -0.02 - 0.05 * (len(handles) > 5)))
         fig.suptitle(title)
         fig.tight_layout(rect=(0, 0.1 + 0.05 * (len(handles) > 5), 1, 1))
     return fig
@@ -152,12 +179,15 @@ def type_table(recs: pd.DataFrame, lang: str) -> pd.DataFrame:
     for (fam, t), g in d.groupby(['family', 'aug_type']):
         n, k = len(g), int((~g['correct'].astype(bool)).sum())
         lo, hi = _wilson_pct(k, n)
-        rows.append(dict(family=fam, category=FAMILY_LABELS[fam], aug_type=t, n=n, errors=k, error_rate=100 * k / n, ci_low=lo, ci_high=hi,
-                         smoke=is_smoke(n), systems=', '.join(sorted(set(g['system'])))))
-    return pd.DataFrame(rows, columns=['family', 'category', 'aug_type', 'n', 'errors', 'error_rate', 'ci_low', 'ci_high', 'smoke', 'systems'])
+        rows.append(dict(family=fam, category=FAMILY_LABELS[fam], aug_type=t, n=n, errors=k, error_rate=100 * k / n,
+                         ci_low=lo, ci_high=hi, smoke=is_smoke(n), systems=', '.join(sorted(set(g['system'])))))
+    return pd.DataFrame(rows, columns=['family', 'category', 'aug_type', 'n', 'errors', 'error_rate', 'ci_low',
+                                       'ci_high', 'smoke', 'systems'])
 
+# %% ../nbs/lib_29_plots.ipynb #e2773f3c
 def fig3(tt3: pd.DataFrame, title: str):
-    "Figure 3: grouped bars of error rate (%) per distractor type, one bar per model category, Wilson 95% intervals, smoke bars hatched."
+    ("Figure 3: grouped bars of error rate (%) per distractor type, one bar per model category, Wilson 95% intervals, "
+     "smoke bars hatched.")
     import matplotlib.pyplot as plt
     if not len(tt3): raise FigureError('no +D records with a distractor type')
     fams = [f for f in PALETTE if f in set(tt3['family'])]
@@ -169,16 +199,19 @@ def fig3(tt3: pd.DataFrame, title: str):
             x = np.arange(len(TYPES)) + (i - (len(fams) - 1) / 2) * width
             err = np.clip(np.array([g['error_rate'] - g['ci_low'], g['ci_high'] - g['error_rate']]), 0, None)
             ns = '/'.join('0' if pd.isna(n) else str(int(n)) for n in g['n'])
-            bars = ax.bar(x, g['error_rate'], width * 0.95, color=color(f), label=f'{FAMILY_LABELS[f]} (n={ns})', yerr=err, capsize=1.5, error_kw=dict(lw=0.6))
+            bars = ax.bar(x, g['error_rate'], width * 0.95, color=color(f), label=f'{FAMILY_LABELS[f]} (n={ns})',
+                          yerr=err, capsize=1.5, error_kw=dict(lw=0.6))
             for b, n in zip(bars, g['n']):
                 if not pd.isna(n) and is_smoke(n): b.set_hatch('////'); b.set_edgecolor('white')
-        ax.set_xticks(range(len(TYPES)), ['RED\nrelated\nentity', 'OAD\northogonal\nattribute', 'NEED\nnull-effect\nevent'], fontsize=6.5)
+        ax.set_xticks(range(len(TYPES)), ['RED\nrelated\nentity', 'OAD\northogonal\nattribute',
+                                          'NEED\nnull-effect\nevent'], fontsize=6.5)
         ax.set_ylabel('error rate (%)')
         ax.set_ylim(0, 105)
         ax.set_xlabel('distractor type')
         from matplotlib.patches import Patch
         handles, labels = ax.get_legend_handles_labels()
-        if tt3['n'].map(is_smoke).any(): handles, labels = handles + [Patch(facecolor='0.6', edgecolor='white', hatch='////')], labels + [f'smoke (n<{SMOKE_N})']
+        if tt3['n'].map(is_smoke).any(): handles, labels = handles + [Patch(facecolor='0.6', edgecolor='white',
+                hatch='////')], labels + [f'smoke (n<{SMOKE_N})']
         fig.legend(handles, labels, loc='lower center', frameon=False, title_fontsize=6,
                    title='model category (n = RED/OAD/NEED problems; whiskers: 95% Wilson interval)')
         ax.set_title(title, loc='left')
@@ -207,7 +240,8 @@ def _gold_ops(split: str, data_dir: str, data_source: str) -> tuple[dict, tuple]
     return ops, tuple(sorted(f for f in files if Path(f).is_file()))
 
 def gold_ops(splits, cfg) -> tuple[dict, list[Path]]:
-    "|V_op| of the gold graph per (split, id) for `splits`, and the data files they came from (splits that fail to load are skipped)."
+    ("|V_op| of the gold graph per (split, id) for `splits`, and the data files they came from (splits that fail to "
+     "load are skipped).")
     out, files = {}, []
     for s in splits:
         try: ops, fs = _gold_ops(s, str(Path(cfg.data)), cfg.data_source)
@@ -218,9 +252,12 @@ def gold_ops(splits, cfg) -> tuple[dict, list[Path]]:
         files += [Path(f) for f in fs]
     return out, files
 
+# %% ../nbs/lib_29_plots.ipynb #8408b5e8
 def fig4_data(recs: pd.DataFrame, lang: str, dataset: str = 'msvamp') -> tuple[pd.DataFrame, str, str]:
-    "Records for Figure 4: DAGGER of the most-trained phase and the best other method (reasoning > cot > pot), with `gold_ops`."
-    d = recs[(recs['lang'] == lang) & (recs['dataset'] == dataset) & recs['kind'].isin(['original', 'distract']) & recs['gold_ops'].notna()]
+    ("Records for Figure 4: DAGGER of the most-trained phase and the best other method (reasoning > cot > pot), with "
+     "`gold_ops`.")
+    d = recs[(recs['lang'] == lang) & (recs['dataset'] == dataset) & recs['kind'].isin(['original',
+            'distract']) & recs['gold_ops'].notna()]
     dag = d[d['method'] == 'dagger']
     if not len(dag): raise FigureError(f'no DAGGER records with gold graphs on {dataset}_{lang}')
     best = max(dag['family'].unique(), key=list(PALETTE).index)
@@ -228,23 +265,29 @@ def fig4_data(recs: pd.DataFrame, lang: str, dataset: str = 'msvamp') -> tuple[p
     parts = [dag[dag['family'] == best]] + ([d[d['method'] == other]] if other else [])
     return pd.concat(parts, ignore_index=True), best, other
 
+# %% ../nbs/lib_29_plots.ipynb #9f1b35fd
 def fig4_fits(d: pd.DataFrame) -> pd.DataFrame:
     "Linear fits of tokens on gold |V_op| per (subset all|correct, kind, family)."
     rows = []
     for subset, dd in [('all', d), ('correct', d[d['correct'].astype(bool)])]:
         for (kind, fam), g in dd.groupby(['kind', 'family']):
-            rows.append(dict(system=', '.join(sorted(set(g['system']))), family=fam, split=g['split'].iloc[0], subset=subset, split_kind=kind,
+            rows.append(dict(system=', '.join(sorted(set(g['system']))), family=fam, split=g['split'].iloc[0],
+                             subset=subset, split_kind=kind,
                              method=FAMILY_LABELS[fam]) | linear_fit(g['gold_ops'], g['tokens']))
-    out = pd.DataFrame(rows, columns=['system', 'family', 'split', 'subset', 'split_kind', 'method', 'r2', 'slope', 'intercept', 'n'])
+    out = pd.DataFrame(rows, columns=['system', 'family', 'split', 'subset', 'split_kind', 'method', 'r2', 'slope',
+                                      'intercept', 'n'])
     return out.assign(smoke=out['n'].map(is_smoke))
 
+# %% ../nbs/lib_29_plots.ipynb #e2a70c3c
 def fig4(d: pd.DataFrame, fits: pd.DataFrame, title: str):
-    "Figure 4: tokens against gold |V_op| with fits and R², original and +D panels (a second row: correct only, if ≥3 points)."
+    ("Figure 4: tokens against gold |V_op| with fits and R², original and +D panels (a second row: correct only, if ≥3 "
+     "points).")
     import matplotlib.pyplot as plt
     subsets = ['all'] + (['correct'] if (fits[fits['subset'] == 'correct']['n'] >= 3).any() else [])
     kinds = [k for k in ('original', 'distract') if k in set(d['kind'])]
     with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(len(subsets), len(kinds), figsize=(2.9 * len(kinds), 2.5 * len(subsets)), squeeze=False)
+        fig, axes = plt.subplots(len(subsets), len(kinds), figsize=(2.9 * len(kinds), 2.5 * len(subsets)),
+                                 squeeze=False)
         for i, sub in enumerate(subsets):
             dd = d if sub == 'all' else d[d['correct'].astype(bool)]
             for j, kind in enumerate(kinds):
@@ -257,13 +300,14 @@ def fig4(d: pd.DataFrame, fits: pd.DataFrame, title: str):
                     r2 = 'n/a' if fit['r2'] != fit['r2'] else f'{fit["r2"]:.3f}'
                     ax.scatter(g['gold_ops'] + jit, g['tokens'], s=10, alpha=0.6, color=color(fam), edgecolor='none')
                     k = [f for f in PALETTE if f in set(dd['family'])].index(fam)
-                    ax.text(0.02, 0.97 - 0.09 * k, f'{FAMILY_LABELS[fam]}: R²={r2}, n={fit["n"]}', transform=ax.transAxes, color=color(fam),
-                            fontsize=6.5, va='top', fontweight='bold')
+                    ax.text(0.02, 0.97 - 0.09 * k, f'{FAMILY_LABELS[fam]}: R²={r2}, n={fit["n"]}',
+                            transform=ax.transAxes, color=color(fam), fontsize=6.5, va='top', fontweight='bold')
                     if fit['slope'] == fit['slope']:
                         xs = np.linspace(g['gold_ops'].min(), g['gold_ops'].max(), 2)
                         ax.plot(xs, fit['slope'] * xs + fit['intercept'], color=color(fam), lw=1.2)
                 ax.set_xlabel('|V_op| of the gold graph (operations)')
-                ax.set_title(('original' if kind == 'original' else '+distractors (+D)') + (', all outputs' if sub == 'all' else ', correctly solved only'))
+                ax.set_title(('original' if kind == 'original' else '+distractors (+D)')
+                             + (', all outputs' if sub == 'all' else ', correctly solved only'))
                 lo, hi = ax.get_ylim()
                 ax.set_ylim(lo, hi + 0.35 * (hi - lo))
             axes[i][0].set_ylabel('output tokens')
@@ -273,28 +317,34 @@ def fig4(d: pd.DataFrame, fits: pd.DataFrame, title: str):
 
 # %% ../nbs/lib_29_plots.ipynb #eb744b64
 def distractor_count(r) -> float:
-    "Distractors inserted into the problem of record `r`: n_distractors, else len(distractor_values) for +D/dose, else 0 on originals."
+    ("Distractors inserted into the problem of record `r`: n_distractors, else len(distractor_values) for +D/dose, "
+     "else 0 on originals.")
     k = r.get('n_distractors')
     if k is not None and not pd.isna(k): return float(k)
     if r.get('kind') == 'original': return 0.0
     v = r.get('distractor_values')
     return float(len(v)) if isinstance(v, (list, tuple, np.ndarray)) else float('nan')
 
+# %% ../nbs/lib_29_plots.ipynb #9a42feed
 def dose_table(recs: pd.DataFrame, lang: str) -> pd.DataFrame:
-    "Accuracy (%) per (system, method, distractor count) over both datasets of `lang`, with the splits each count came from."
+    ("Accuracy (%) per (system, method, distractor count) over both datasets of `lang`, with the splits each count "
+     "came from.")
     d = recs[recs['lang'] == lang].copy()
-    if not len(d): return pd.DataFrame(columns=['system', 'method', 'family', 'k', 'n', 'accuracy', 'ci_low', 'ci_high', 'smoke', 'kinds'])
+    if not len(d): return pd.DataFrame(columns=['system', 'method', 'family', 'k', 'n', 'accuracy', 'ci_low', 'ci_high',
+                                                'smoke', 'kinds'])
     d['k'] = [distractor_count(r) for r in d.to_dict('records')]
     rows = []
     for (s, m, fam, k), g in d[d['k'].notna()].groupby(['system', 'method', 'family', 'k']):
         c = int(g['correct'].astype(bool).sum())
         lo, hi = _wilson_pct(c, len(g))
-        rows.append(dict(system=s, method=m, family=fam, k=int(k), n=len(g), accuracy=100 * c / len(g), ci_low=lo, ci_high=hi, smoke=is_smoke(len(g)),
-                         kinds='+'.join(sorted(set(g['kind'])))))
+        rows.append(dict(system=s, method=m, family=fam, k=int(k), n=len(g), accuracy=100 * c / len(g), ci_low=lo,
+                         ci_high=hi, smoke=is_smoke(len(g)), kinds='+'.join(sorted(set(g['kind'])))))
     return pd.DataFrame(rows)
 
+# %% ../nbs/lib_29_plots.ipynb #2339b55a
 def fig_dose(dt: pd.DataFrame, title: str):
-    "Accuracy (%) against the number of inserted distractors, one line per system and method, Wilson 95% whiskers, smoke points hollow."
+    ("Accuracy (%) against the number of inserted distractors, one line per system and method, Wilson 95% whiskers, "
+     "smoke points hollow.")
     import matplotlib.pyplot as plt
     if not len(dt) or dt['k'].nunique() < 2: raise FigureError('need at least two distractor counts for a dose curve')
     with plt.rc_context(STYLE):
@@ -302,8 +352,10 @@ def fig_dose(dt: pd.DataFrame, title: str):
         styles = ['-', '--', ':', '-.']
         for i, ((s, m), g) in enumerate(dt.groupby(['system', 'method'])):
             g = g.sort_values('k')
-            ax.errorbar(g['k'], g['accuracy'], yerr=[g['accuracy'] - g['ci_low'], g['ci_high'] - g['accuracy']], color=color(g['family'].iloc[0]),
-                        ls=styles[i % 4], marker='o', ms=3, lw=1, capsize=1.5, elinewidth=0.5, label=f'{s} · {FAMILY_LABELS[g["family"].iloc[0]]}')
+            ax.errorbar(g['k'], g['accuracy'], yerr=[g['accuracy'] - g['ci_low'], g['ci_high'] - g['accuracy']],
+                        color=color(g['family'].iloc[0]),
+                        ls=styles[i % 4], marker='o', ms=3, lw=1, capsize=1.5, elinewidth=0.5,
+                        label=f'{s} · {FAMILY_LABELS[g["family"].iloc[0]]}')
             sm = g[g['n'].map(is_smoke)]
             ax.plot(sm['k'], sm['accuracy'], 'o', ms=3, mfc='white', mec=color(g['family'].iloc[0]), zorder=3)
         if dt['n'].map(is_smoke).any():

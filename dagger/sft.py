@@ -39,37 +39,50 @@ def precision_kwargs(recipe, device: str = 'cpu') -> dict:
     p = precision(recipe.bf16, device)
     return dict(bf16=p == 'bf16', fp16=p == 'fp16')
 
+# %% ../nbs/stage_4_sft.ipynb #cbec2b22
 def checkpointing_kwargs(config_cls, on: bool) -> dict:
-    "Activation-checkpointing arguments under the names `config_cls` has (`activation_checkpointing*`, else `gradient_checkpointing*`)."
-    name = 'activation_checkpointing' if 'activation_checkpointing' in inspect.signature(config_cls).parameters else 'gradient_checkpointing'
+    ("Activation-checkpointing arguments under the names `config_cls` has (`activation_checkpointing*`, else "
+     "`gradient_checkpointing*`).")
+    name = 'activation_checkpointing' if 'activation_checkpointing' in inspect.signature(config_cls).parameters else ('gradient_checkpointing')
     return {name: on, f'{name}_kwargs': dict(use_reentrant=False) if on else None}
 
-def sft_config(recipe: Recipe, output_dir: str | Path, device: str = 'cpu', world_size: int = 1, seed: int = 0, **changes):
+# %% ../nbs/stage_4_sft.ipynb #e9ca884b
+def sft_config(recipe: Recipe, output_dir: str | Path, device: str = 'cpu', world_size: int = 1, seed: int = 0,
+               **changes):
     "The TRL `SFTConfig` of `recipe` (`changes` override any SFTConfig argument)."
     from trl import SFTConfig
-    every = dict(eval_strategy='steps', eval_steps=recipe.eval_steps, save_strategy='steps', save_steps=recipe.eval_steps) \
+    every = dict(eval_strategy='steps', eval_steps=recipe.eval_steps, save_strategy='steps',
+                 save_steps=recipe.eval_steps) \
         if recipe.eval_steps else dict(eval_strategy='epoch', save_strategy='epoch')
-    kw = dict(output_dir=str(output_dir), num_train_epochs=recipe.epochs, per_device_train_batch_size=recipe.per_device_batch,
-              per_device_eval_batch_size=recipe.per_device_batch, gradient_accumulation_steps=accumulation(recipe, world_size),
-              learning_rate=recipe.learning_rate, lr_scheduler_type='cosine_with_min_lr', lr_scheduler_kwargs=dict(min_lr=recipe.min_lr),
+    kw = dict(output_dir=str(output_dir), num_train_epochs=recipe.epochs,
+              per_device_train_batch_size=recipe.per_device_batch,
+              per_device_eval_batch_size=recipe.per_device_batch,
+              gradient_accumulation_steps=accumulation(recipe, world_size),
+              learning_rate=recipe.learning_rate, lr_scheduler_type='cosine_with_min_lr',
+              lr_scheduler_kwargs=dict(min_lr=recipe.min_lr),
               warmup_steps=recipe.warmup_steps, weight_decay=recipe.weight_decay, optim=recipe.optim,
-              max_grad_norm=recipe.max_grad_norm, packing=recipe.packing, max_length=recipe.max_length, completion_only_loss=True, assistant_only_loss=False,
-              load_best_model_at_end=True, metric_for_best_model='eval_loss', greater_is_better=False, save_total_limit=2,
+              max_grad_norm=recipe.max_grad_norm, packing=recipe.packing, max_length=recipe.max_length,
+              completion_only_loss=True, assistant_only_loss=False,
+              load_best_model_at_end=True, metric_for_best_model='eval_loss', greater_is_better=False,
+              save_total_limit=2,
               save_only_model=True, logging_steps=recipe.logging_steps, report_to='none', seed=seed, data_seed=seed,
               use_cpu=device == 'cpu', dataset_num_proc=None) | every
     kw |= precision_kwargs(recipe, device) | checkpointing_kwargs(SFTConfig, recipe.gradient_checkpointing)
     return SFTConfig(**(kw | changes))
 
+# %% ../nbs/stage_4_sft.ipynb #2b18223d
 def lora_config(recipe: Recipe, n_layers: int | None = None, vision: bool = False):
-    "The PEFT `LoraConfig` of `recipe` (`n_layers`: the model's decoder layers, needed when `lora_layers` is set; `vision`: the model has a vision tower, left out)."
+    ("The PEFT `LoraConfig` of `recipe` (`n_layers`: the model's decoder layers, needed when `lora_layers` is set; "
+     "`vision`: the model has a vision tower, left out).")
     from peft import LoraConfig
     layers = None
     if recipe.lora_layers:
         if not n_layers: raise RecipeError('lora_layers needs the number of decoder layers of the model')
         layers = list(range(max(0, n_layers - recipe.lora_layers), n_layers))
-    return LoraConfig(r=recipe.lora_r, lora_alpha=recipe.lora_alpha, lora_dropout=recipe.lora_dropout, use_rslora=recipe.use_rslora,
-                      target_modules=list(recipe.target_modules), exclude_modules=VISION_MODULES if vision else None, layers_to_transform=layers,
-                      bias='none', task_type='CAUSAL_LM')
+    return LoraConfig(r=recipe.lora_r, lora_alpha=recipe.lora_alpha, lora_dropout=recipe.lora_dropout,
+                      use_rslora=recipe.use_rslora,
+                      target_modules=list(recipe.target_modules), exclude_modules=VISION_MODULES if vision else None,
+                      layers_to_transform=layers, bias='none', task_type='CAUSAL_LM')
 
 # %% ../nbs/stage_4_sft.ipynb #f4bbb871
 def conversation_length(row: dict, tokenizer) -> int:
@@ -77,6 +90,7 @@ def conversation_length(row: dict, tokenizer) -> int:
     msgs = list(row['prompt']) + list(row['completion'])
     return len(tokenizer.apply_chat_template(msgs, tokenize=True, return_dict=False))
 
+# %% ../nbs/stage_4_sft.ipynb #8dd9e49b
 ORDERS = ('first', 'shuffled', 'shortest', 'balanced')
 
 def final_op(row: dict) -> str:
@@ -89,9 +103,10 @@ def _balanced(fits: list, rows: list, key) -> list:
     for L, i in fits: groups.setdefault(key(rows[i]), []).append((L, i))
     return [x for turn in itertools.zip_longest(*groups.values()) for x in turn if x is not None]
 
-def fit_rows(rows: list, tokenizer, max_length: int, n: int = 0, length=conversation_length, order: str = 'first', seed: int = 0,
-             key=final_op) -> tuple[list, dict]:
-    "(`n` rows (all if 0) whose `length` (default: the whole conversation) fits `max_length`, taken in `order`; a report of lengths and drops)."
+def fit_rows(rows: list, tokenizer, max_length: int, n: int = 0, length=conversation_length, order: str = 'first',
+             seed: int = 0, key=final_op) -> tuple[list, dict]:
+    ("(`n` rows (all if 0) whose `length` (default: the whole conversation) fits `max_length`, taken in `order`; a "
+     "report of lengths and drops).")
     if order not in ORDERS: raise RecipeError(f'unknown row order {order!r}; have {ORDERS}')
     lengths = [length(r, tokenizer) for r in rows]
     fits = [(L, i) for i, L in enumerate(lengths) if L <= max_length]
@@ -100,7 +115,8 @@ def fit_rows(rows: list, tokenizer, max_length: int, n: int = 0, length=conversa
     chosen = (_balanced(fits, rows, key) if order == 'balanced' else fits)[:n or None]
     keep, used = [rows[i] for _, i in chosen], [L for L, _ in chosen]
     rep = dict(rows=len(rows), fit=len(fits), used=len(keep), order=order, max_length=max_length, tokens_used=sum(used),
-               mean_length=round(sum(used) / len(used), 1) if used else None, longest_row=max(lengths) if lengths else None)
+               mean_length=round(sum(used) / len(used), 1) if used else None,
+               longest_row=max(lengths) if lengths else None)
     return keep, rep | (dict(groups=dict(Counter(key(r) for r in keep))) if order == 'balanced' else {})
 
 # %% ../nbs/stage_4_sft.ipynb #a2b40c3c
@@ -111,6 +127,7 @@ def _unsloth_ok(recipe: Recipe) -> bool:
     import torch
     return torch.cuda.is_available()
 
+# %% ../nbs/stage_4_sft.ipynb #a13c4dd5
 def n_layers(lm) -> int:
     "Decoder layers of a model, text-only or multimodal (whose decoder settings are in `text_config`)."
     return lm.config.get_text_config().num_hidden_layers
@@ -123,23 +140,29 @@ def model_lora_config(recipe, lm):
     "The PEFT `LoraConfig` of `recipe` for the loaded model `lm` (its layer count; its vision tower left out)."
     return lora_config(recipe, n_layers(lm), multimodal(lm))
 
+# %% ../nbs/stage_4_sft.ipynb #e0cf1e58
 def unsloth_lora(lm, recipe, seed: int = 0):
-    "`lm` (loaded by unsloth) with the LoRA adapters of `recipe` (its `LoraSettings` and gradient checkpointing), language layers only."
+    ("`lm` (loaded by unsloth) with the LoRA adapters of `recipe` (its `LoraSettings` and gradient checkpointing), "
+     "language layers only.")
     from unsloth import FastLanguageModel, FastModel
     layers = lora_config(recipe, n_layers(lm)).layers_to_transform
-    kw = dict(r=recipe.lora_r, lora_alpha=recipe.lora_alpha, lora_dropout=recipe.lora_dropout, use_rslora=recipe.use_rslora,
-              bias='none', random_state=seed, layers_to_transform=layers,
+    kw = dict(r=recipe.lora_r, lora_alpha=recipe.lora_alpha, lora_dropout=recipe.lora_dropout,
+              use_rslora=recipe.use_rslora, bias='none', random_state=seed, layers_to_transform=layers,
               use_gradient_checkpointing='unsloth' if recipe.gradient_checkpointing else False)
     if multimodal(lm):
-        return FastModel.get_peft_model(lm, finetune_vision_layers=False, finetune_language_layers=True, finetune_attention_modules=True,
-                                        finetune_mlp_modules=True, **kw)
+        return FastModel.get_peft_model(lm, finetune_vision_layers=False, finetune_language_layers=True,
+                                        finetune_attention_modules=True, finetune_mlp_modules=True, **kw)
     return FastLanguageModel.get_peft_model(lm, target_modules=list(recipe.target_modules), **kw)
 
+# %% ../nbs/stage_4_sft.ipynb #44d0f675
 def logits_batch(per_device_batch: int, seq_len: int, vocab: int, budget_gb: float = 8.0) -> int:
-    "The largest divisor of `per_device_batch` whose float32 logits (rows × tokens × vocabulary × 4 bytes) fit `budget_gb` (at least 1)."
-    fits = [b for b in range(1, per_device_batch + 1) if per_device_batch % b == 0 and b * seq_len * vocab * 4 / 1e9 <= budget_gb]
+    ("The largest divisor of `per_device_batch` whose float32 logits (rows × tokens × vocabulary × 4 bytes) fit "
+     "`budget_gb` (at least 1).")
+    fits = [b for b in range(1, per_device_batch + 1) if per_device_batch % b == 0
+            and b * seq_len * vocab * 4 / 1e9 <= budget_gb]
     return max(fits, default=1)
 
+# %% ../nbs/stage_4_sft.ipynb #d3b5c72c
 def load_for_training(model: str, recipe: Recipe, seed: int = 0):
     "(model, tokenizer, peft_config or None, 'unsloth'|'peft') for `model` under `recipe`."
     path = model
@@ -147,12 +170,13 @@ def load_for_training(model: str, recipe: Recipe, seed: int = 0):
         path = resolve_model(model)
     if _unsloth_ok(recipe):
         from unsloth import FastLanguageModel
-        lm, tok = FastLanguageModel.from_pretrained(path, max_seq_length=recipe.max_length, dtype=None, load_in_4bit=False,
-                                                    text_only=True)
+        lm, tok = FastLanguageModel.from_pretrained(path, max_seq_length=recipe.max_length, dtype=None,
+                                                    load_in_4bit=False, text_only=True)
         return hold(unsloth_lora(lm, recipe, seed), 'the SFT model'), tok, None, 'unsloth'
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    lm = hold(AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16 if recipe.bf16 else torch.float32), 'the SFT model')
+    lm = hold(AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16 if recipe.bf16 else torch.float32),
+              'the SFT model')
     tok = AutoTokenizer.from_pretrained(path)
     if tok.pad_token is None: tok.pad_token = tok.eos_token
     return lm, tok, model_lora_config(recipe, lm), 'peft'
@@ -165,17 +189,22 @@ def cache_kw(fn) -> str:
     return 'cache' if 'cache' in inspect.signature(fn).parameters else 'past_key_values'
 
 def frozen_prefix_ok(lm) -> bool:
-    "Was the shared-prefix path tested on the installed transformers (major.minor) and on this model type? Logs one line when not."
+    ("Was the shared-prefix path tested on the installed transformers (major.minor) and on this model type? Logs one "
+     "line when not.")
     import transformers
     minor = '.'.join(transformers.__version__.split('.')[:2])
     ok = minor in TESTED['transformers'] and lm.config.model_type in TESTED['model_types']
-    if not ok: _log.info('frozen prefix off: tested on transformers %s with %s, have %s with %s (the usual forward pass is used)',
-                         '/'.join(TESTED['transformers']), '/'.join(TESTED['model_types']), transformers.__version__, lm.config.model_type)
+    if not ok: _log.info('frozen prefix off: tested on transformers %s with %s, have %s with %s (the usual forward '
+                         'pass is used)',
+                         '/'.join(TESTED['transformers']), '/'.join(TESTED['model_types']), transformers.__version__,
+                         lm.config.model_type)
     return ok
 
+# %% ../nbs/stage_4_sft.ipynb #579a9dfd
 def _mask(body, h, am, cache, pos):
     from transformers.masking_utils import create_causal_mask
-    return create_causal_mask(config=body.config, inputs_embeds=h, attention_mask=am, position_ids=pos, **{cache_kw(create_causal_mask): cache})
+    return create_causal_mask(config=body.config, inputs_embeds=h, attention_mask=am, position_ids=pos,
+                              **{cache_kw(create_causal_mask): cache})
 
 def _prefix_states(body, prefix: list[int], n_frozen: int):
     "Hidden states after the bottom `n_frozen` layers of decoder `body` over `prefix`, and those layers' keys/values."
@@ -183,14 +212,18 @@ def _prefix_states(body, prefix: list[int], n_frozen: int):
     from transformers import DynamicCache
     with torch.no_grad():
         ids = torch.tensor([prefix], device=body.embed_tokens.weight.device)
-        h, pos, cache = body.embed_tokens(ids), torch.arange(len(prefix), device=ids.device)[None], DynamicCache(config=body.config)
-        mask, pe, kw = _mask(body, h, None, cache, pos), body.rotary_emb(h, position_ids=pos), cache_kw(body.layers[0].forward)
+        h, pos, cache = body.embed_tokens(ids), torch.arange(len(prefix),
+                                                             device=ids.device)[None], DynamicCache(config=body.config)
+        mask, pe, kw = _mask(body, h, None, cache, pos), body.rotary_emb(h,
+                position_ids=pos), cache_kw(body.layers[0].forward)
         for layer in body.layers[:n_frozen]:
             h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos, use_cache=True, **{kw: cache})
     return h, [(cache.layers[i].keys, cache.layers[i].values) for i in range(n_frozen)]
 
+# %% ../nbs/stage_4_sft.ipynb #8c75661c
 def share_frozen_prefix(lm, prefix: list[int], n_frozen: int):
-    "Make `lm`'s decoder run its frozen bottom `n_frozen` layers over the shared token `prefix` once (see above); returns `lm`."
+    ("Make `lm`'s decoder run its frozen bottom `n_frozen` layers over the shared token `prefix` once (see above); "
+     "returns `lm`.")
     import torch
     from transformers import DynamicCache
     from transformers.modeling_outputs import BaseModelOutputWithPast
@@ -198,11 +231,13 @@ def share_frozen_prefix(lm, prefix: list[int], n_frozen: int):
     if not P or not frozen_prefix_ok(lm): return lm
     usual, want, body.frozen_prefix_rows, ckw = body.forward, torch.tensor(prefix), 0, cache_kw(body.layers[0].forward)
 
-    def forward(input_ids=None, attention_mask=None, position_ids=None, cache=None, inputs_embeds=None, use_cache=None, **kw):
+    def forward(input_ids=None, attention_mask=None, position_ids=None, cache=None, inputs_embeds=None, use_cache=None,
+                **kw):
         B, L = input_ids.shape if input_ids is not None else (0, 0)
         am = attention_mask if attention_mask is not None else (torch.ones_like(input_ids) if B else None)
         if not B or L <= P or inputs_embeds is not None or cache is not None or use_cache or position_ids is not None \
-           or kw.get('output_hidden_states') or kw.get('output_attentions') or not bool((input_ids[:, :P] == want.to(input_ids.device)).all()) \
+           or kw.get('output_hidden_states') or kw.get('output_attentions') or not bool((input_ids[:,
+                   :P] == want.to(input_ids.device)).all()) \
            or not bool((am[:, :P] == 1).all()):
             return usual(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, cache=cache,
                          inputs_embeds=inputs_embeds, use_cache=use_cache, **kw)
@@ -211,24 +246,29 @@ def share_frozen_prefix(lm, prefix: list[int], n_frozen: int):
         pos = torch.arange(L, device=input_ids.device)[None].expand(B, L)
         with torch.no_grad():
             c = DynamicCache(config=body.config)
-            for i, (k, v) in enumerate(kept['kv']): c.update(k.expand(B, *k.shape[1:]).contiguous(), v.expand(B, *v.shape[1:]).contiguous(), i)
+            for i, (k, v) in enumerate(kept['kv']): c.update(k.expand(B, *k.shape[1:]).contiguous(),
+                                                             v.expand(B, *v.shape[1:]).contiguous(), i)
             h = body.embed_tokens(input_ids[:, P:])
             mask, pe = _mask(body, h, am, c, pos[:, P:]), body.rotary_emb(h, position_ids=pos[:, P:])
             for layer in body.layers[:n_frozen]:
-                h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos[:, P:], use_cache=True, **{ckw: c})
+                h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos[:, P:], use_cache=True,
+                          **{ckw: c})
         h = torch.cat([kept['h'].expand(B, -1, -1), h], dim=1)
         mask, pe = _mask(body, h, am, None, pos), body.rotary_emb(h, position_ids=pos)
         kw.pop('return_dict', None)
         for layer in body.layers[n_frozen:body.config.num_hidden_layers]:
-            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos, use_cache=False, **{ckw: None}, **kw)
+            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos, use_cache=False, **{ckw: None},
+                      **kw)
         return BaseModelOutputWithPast(last_hidden_state=body.norm(h))
 
     body.forward = forward
     return lm
 
+# %% ../nbs/stage_4_sft.ipynb #8dae51c9
 def prompt_prefix(rows: list, tokenizer, k: int = 8) -> list[int]:
     "The token ids the first `k` rows' prompts (as the chat template renders them) all start with."
-    ids = [tokenizer.apply_chat_template(list(r['prompt']), tokenize=True, add_generation_prompt=True, return_dict=False) for r in rows[:k]]
+    ids = [tokenizer.apply_chat_template(list(r['prompt']), tokenize=True, add_generation_prompt=True,
+                                         return_dict=False) for r in rows[:k]]
     return ids[0][:shared_prefix(ids, min_len=1)] if len(ids) > 1 else []
 
 # %% ../nbs/stage_4_sft.ipynb #dd0f4e01
@@ -236,18 +276,23 @@ def _dataset(rows: list):
     from datasets import Dataset
     return Dataset.from_list([dict(prompt=r['prompt'], completion=r['completion']) for r in rows])
 
+# %% ../nbs/stage_4_sft.ipynb #7c0b6f46
 def save_processor(base: str, dest: str | Path) -> bool:
-    "Save the processor of model `base` (image processor files of a multimodal checkpoint) into `dest`; False when it has none."
+    ("Save the processor of model `base` (image processor files of a multimodal checkpoint) into `dest`; False when it "
+     "has none.")
     from transformers import AutoProcessor, ProcessorMixin
     try: proc = AutoProcessor.from_pretrained(resolve_model(base))
     except (OSError, ValueError, KeyError): return False
-    if not isinstance(proc, ProcessorMixin): return False          # a text-only model: AutoProcessor gives its tokenizer
+    if not isinstance(proc,
+                      ProcessorMixin): return False          # a text-only model: AutoProcessor gives its tokenizer
     proc.save_pretrained(dest)
-    if getattr(proc, 'image_processor', None) is not None: proc.image_processor.save_pretrained(dest)   # preprocessor_config.json
+    if getattr(proc, 'image_processor',
+               None) is not None: proc.image_processor.save_pretrained(dest)   # preprocessor_config.json
     return True
 
 def merge_adapter(peft_model, tokenizer, dest: str | Path, dtype: str = 'bfloat16', base: str | None = None) -> Path:
-    "Merge a PEFT model's adapter into its base and save it (weights in `dtype`) with the tokenizer and `base`'s processor, atomically."
+    ("Merge a PEFT model's adapter into its base and save it (weights in `dtype`) with the tokenizer and `base`'s "
+     "processor, atomically.")
     import torch
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -265,24 +310,31 @@ def merge_adapter(peft_model, tokenizer, dest: str | Path, dtype: str = 'bfloat1
         raise
     return dest
 
+# %% ../nbs/stage_4_sft.ipynb #d907797c
 def validation_rows(train_rows: list, val_rows: list, n_val: int = 0) -> list:
-    "The first `n_val` validation rows (all if 0) of a run; a run without training or validation rows is a `RecipeError`."
-    if not train_rows or not val_rows: raise RecipeError(f'need training and validation rows, got {len(train_rows)} and {len(val_rows)}')
+    ("The first `n_val` validation rows (all if 0) of a run; a run without training or validation rows is a "
+     "`RecipeError`.")
+    if not train_rows or not val_rows: raise RecipeError(f'need training and validation rows, got {len(train_rows)} '
+                                                         f'and {len(val_rows)}')
     return val_rows[:n_val] if n_val else val_rows
 
+# %% ../nbs/stage_4_sft.ipynb #d8dbf5c4
 def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out: str | Path, device: str = 'cpu',
               seed: int = 0, world_size: int | None = None) -> dict:
-    "Fine-tune `model` on prompt–completion rows; keep the best adapter by validation loss, merge it; return the run's facts."
+    ("Fine-tune `model` on prompt–completion rows; keep the best adapter by validation loss, merge it; return the "
+     "run's facts.")
     out, val_rows = Path(out), validation_rows(train_rows, val_rows, recipe.n_val)
     hand_off('SFT training')
-    lm, tok, peft_config, path = load_for_training(model, recipe, seed)   # first: unsloth wants to be imported before trl
+    lm, tok, peft_config, path = load_for_training(model, recipe,
+                                                   seed)   # first: unsloth wants to be imported before trl
     from trl import SFTTrainer
     world_size = world_size or int(os.environ.get('WORLD_SIZE', 1))
     if path == 'peft' and device.startswith('cuda'):   # TRL's full-vocabulary logits: bound them per micro-batch
         recipe = dataclasses.replace(recipe, per_device_batch=logits_batch(recipe.per_device_batch, recipe.max_length,
                                                                             lm.config.get_text_config().vocab_size))
     args = sft_config(recipe, out/'checkpoints', device=device, world_size=world_size, seed=seed)
-    prefix = prompt_prefix(train_rows, tok) if recipe.frozen_prefix and recipe.lora_layers and path == 'peft' and not recipe.packing else []
+    prefix = prompt_prefix(train_rows,
+            tok) if recipe.frozen_prefix and recipe.lora_layers and path == 'peft' and not recipe.packing else []
     if prefix: share_frozen_prefix(lm, prefix, n_layers(lm) - recipe.lora_layers)
     trainer = hold(SFTTrainer(model=lm, args=args, train_dataset=_dataset(train_rows), eval_dataset=_dataset(val_rows),
                               processing_class=tok, peft_config=peft_config), 'the SFT trainer')
@@ -297,7 +349,8 @@ def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out:
                  train_loss=result.training_loss, eval_loss_before=before, best_eval_loss=st.best_metric,
                  best_checkpoint=Path(st.best_model_checkpoint).name if st.best_model_checkpoint else None,
                  history=list(st.log_history), adapter=str(out/'adapter'), merged=str(out/'merged'),
-                 frozen_prefix=dict(tokens=len(prefix), rows=getattr(lm.get_decoder(), 'frozen_prefix_rows', 0)) if prefix else None)
+                 frozen_prefix=dict(tokens=len(prefix), rows=getattr(lm.get_decoder(), 'frozen_prefix_rows', 0))
+                 if prefix else None)
     if trainer.is_world_process_zero():
         trainer.save_model(str(out/'adapter'))
         tok.save_pretrained(str(out/'adapter'))
@@ -357,7 +410,8 @@ def before_after_table(records: list):
 
 # %% ../nbs/stage_4_sft.ipynb #878bb3de
 def sft_dir(cfg: Profile) -> Path:
-    "Where the SFT model of profile `cfg` is: results/<profile>/sft (adapter/, merged/, metrics, history); sft_noannot for Table 3's arm."
+    ("Where the SFT model of profile `cfg` is: results/<profile>/sft (adapter/, merged/, metrics, history); "
+     "sft_noannot for Table 3's arm.")
     return layout.path(cfg, sft_folder(cfg))
 
 def sft_folder(cfg: Profile) -> str:
@@ -367,29 +421,36 @@ def sft_folder(cfg: Profile) -> str:
 def merged_model(cfg: Profile) -> Path:
     "The merged fine-tuned model of profile `cfg` (what GRPO and the evaluation load)."
     p = sft_dir(cfg)/'merged'
-    if not (p/'config.json').exists(): raise FileNotFoundError(f'no merged SFT model in {p}: run the SFT stage (nbs/stage_4_sft.ipynb)')
+    if not (p/'config.json').exists(): raise FileNotFoundError(f'no merged SFT model in {p}: run the SFT stage '
+                                                               f'(nbs/stage_4_sft.ipynb)')
     return p
 
+# %% ../nbs/stage_4_sft.ipynb #eca31c10
 def run_sft(cfg: Profile, model: str | None = None, recipe: Recipe | None = None) -> dict:
-    "Train profile `cfg`'s model on the teacher's sets with its recipe; write adapter, merged model, history and run.json."
+    ("Train profile `cfg`'s model on the teacher's sets with its recipe; write adapter, merged model, history and "
+     "run.json.")
     unsloth_first(cfg.device)
     recipe = recipe or get_sft_recipe(cfg.sft.recipe)
     model = model or cfg.model
     sets = load_sets(cfg, ('sft_train', 'sft_val'))
     tok = _tokenizer(model)
-    train_rows, fit = fit_rows(sets['sft_train'], tok, recipe.max_length, cfg.sft.n_train, order=cfg.sft.select, seed=cfg.seed)
+    train_rows, fit = fit_rows(sets['sft_train'], tok, recipe.max_length, cfg.sft.n_train, order=cfg.sft.select,
+                               seed=cfg.seed)
     val_rows, vfit = fit_rows(sets['sft_val'], tok, recipe.max_length, recipe.n_val)
     if not cfg.sft.annotations:   # the same examples as the annotated run, stripped (they only get shorter)
         bare = student_prompt(cfg)
         train_rows, val_rows = ([without_annotations(r, bare) for r in rows] for rows in (train_rows, val_rows))
     out = layout.output(cfg, sft_folder(cfg))
     facts = train_sft(model, train_rows, val_rows, recipe, out, device=_device(cfg), seed=cfg.seed)
-    facts |= dict(fit_train=fit, fit_val=vfit, train_ids=[r['id'] for r in train_rows], val_ids=[r['id'] for r in val_rows])
+    facts |= dict(fit_train=fit, fit_val=vfit, train_ids=[r['id'] for r in train_rows],
+                  val_ids=[r['id'] for r in val_rows])
     if int(os.environ.get('RANK', 0)) == 0:
         atomic_write_text(out/'history.csv', history_frame(facts).to_csv(index=False))
-        write_json(out/'run.json', {k: v for k, v in facts.items() if k != 'history'} | dict(run_info=run_info(cfg, stage='sft')))
+        write_json(out/'run.json', {k: v for k, v in facts.items() if k != 'history'}
+                   | dict(run_info=run_info(cfg, stage='sft')))
     return facts
 
+# %% ../nbs/stage_4_sft.ipynb #9b0572e7
 def _tokenizer(model: str):
     from transformers import AutoTokenizer
     return AutoTokenizer.from_pretrained(resolve_model(model))
@@ -397,12 +458,14 @@ def _tokenizer(model: str):
 def _device(cfg: Profile) -> str:
     return resolve_device(cfg.device)
 
+# %% ../nbs/stage_4_sft.ipynb #1548f25f
 def cli_profile(profile: str, model: str | None, overrides: list):
     "The profile a command line names: `--model` becomes the profile's model, so results folders and labels follow it."
     return load_profile(profile, **dict(o.split('=', 1) for o in overrides), **({'model': model} if model else {}))
 
 def main(argv=None):
-    "Command line: train the SFT model of a profile (`python -m dagger.sft --profile paper [--model M] [key=value ...]`)."
+    ("Command line: train the SFT model of a profile (`python -m dagger.sft --profile paper [--model M] [key=value "
+     "...]`).")
     import argparse
     ap = argparse.ArgumentParser(prog='python -m dagger.sft', description=main.__doc__)
     ap.add_argument('--profile', default='cpu')
@@ -413,4 +476,5 @@ def main(argv=None):
     facts = run_sft(cfg)
     print(json.dumps({k: facts[k] for k in ('model', 'steps', 'wall_s', 'best_eval_loss', 'merged')}))
 
-if __name__ == '__main__' and getattr(globals().get('__spec__'), 'name', None) == 'dagger.sft': main()   # python -m dagger.sft
+if __name__ == '__main__' and getattr(globals().get('__spec__'), 'name',
+                                      None) == 'dagger.sft': main()   # python -m dagger.sft

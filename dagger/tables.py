@@ -56,6 +56,7 @@ def sha256_file(path: str | Path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b''): h.update(chunk)
     return h.hexdigest()
 
+# %% ../nbs/lib_28_tables.ipynb #7b8fb1cd
 def _rel(p: str | Path) -> str:
     p = Path(p).resolve()
     try: return str(p.relative_to(project_root()))
@@ -66,6 +67,7 @@ def final_rel(p: str | Path, cfg) -> str:
     p, staged = Path(p).resolve(), layout.figures_output(cfg)
     return _rel(Path(cfg.figures).resolve()/p.relative_to(staged)) if p.is_relative_to(staged) else _rel(p)
 
+# %% ../nbs/lib_28_tables.ipynb #3fc35e31
 def _clean_json(o):
     if isinstance(o, dict): return {str(k): _clean_json(v) for k, v in o.items()}
     if isinstance(o, (list, tuple)): return [_clean_json(v) for v in o]
@@ -74,7 +76,8 @@ def _clean_json(o):
     if isinstance(o, Path): return str(o)
     return o
 
-def sidecar(path: str | Path, inputs, cfg, source: str, title: str, outputs=(), info: dict | None = None, **extra) -> Path:
+def sidecar(path: str | Path, inputs, cfg, source: str, title: str, outputs=(), info: dict | None = None,
+            **extra) -> Path:
     "Write the JSON sidecar `path`: source, title, outputs, input files with sha256, commit, profile, run info."
     ins = sorted({Path(p).resolve() for p in inputs})
     missing = [str(p) for p in ins if not p.is_file()]
@@ -120,8 +123,10 @@ def split_name(dataset: str, lang: str, kind: str = 'original') -> str:
     "The split name of (dataset, lang, kind)."
     return f'{dataset}_{lang}' + ('' if kind == 'original' else f'_{kind}')
 
+# %% ../nbs/lib_28_tables.ipynb #af09ce7a
 def pick_lang(splits) -> str | None:
-    "The language to plot: 'bn' if it has an original/+D pair, else the language with most pairs, else any; None if none."
+    ("The language to plot: 'bn' if it has an original/+D pair, else the language with most pairs, else any; None if "
+     "none.")
     parts = [p for p in map(split_parts, set(splits)) if p]
     have = {(d, l, k) for d, l, k in parts}
     pairs = {}
@@ -163,20 +168,24 @@ def params_b(model: str) -> float:
     return float(v) / (1000 if u == 'm' else 1)
 
 def short_model(model: str) -> str:
-    "A short model label: the last part of a model id, without the 'embedded:' prefix ('google/gemma-3-12b-it' -> 'gemma-3-12b-it')."
+    ("A short model label: the last part of a model id, without the 'embedded:' prefix ('google/gemma-3-12b-it' -> "
+     "'gemma-3-12b-it').")
     s = str(model).split('embedded:')[-1].rstrip('/')
     return s.split('/')[-1] or s
 
+# %% ../nbs/lib_28_tables.ipynb #477d755e
 PHASE_SUFFIX = {'untrained': '', 'sft': ' SFT', 'grpo': ' SFT→GRPO'}
 RECORD_FIELDS = ('method', 'split', 'base_model', 'phase')
 
-def load_runs(cfg, verbose: bool = True, folder: str = 'eval', committed: bool = False) -> tuple[pd.DataFrame, list[Path]]:
+def load_runs(cfg, verbose: bool = True, folder: str = 'eval', committed: bool = False) -> tuple[pd.DataFrame,
+        list[Path]]:
     """All evaluation records of profile `cfg` (in results folder `folder`: 'eval', or 'eval_smoke' for the smoke check;
     with `committed`, their copies published under runs/<profile>/records) with run, phase, family, system, params_b,
     dataset, lang, kind; and the files read."""
     files = layout.record_files(cfg, folder, committed)
     if not files:
-        if verbose: print(f'no evaluation runs in {_rel(layout.records_dir(cfg) if committed else layout.path(cfg, folder))}')
+        if verbose: print(f'no evaluation runs in '
+                          f'{_rel(layout.records_dir(cfg) if committed else layout.path(cfg, folder))}')
         return pd.DataFrame(), []
     rows, read = [], []
     for run, f in files:
@@ -186,10 +195,12 @@ def load_runs(cfg, verbose: bool = True, folder: str = 'eval', committed: bool =
                 raise FigureError(f'{_rel(f)}, line {i}: record without {missing} (rerun the stage that wrote it)')
             ph, init, base = r['phase'], r.get('init'), r['base_model']
             suffix = ' Base→GRPO' if ph == 'grpo' and init == 'base' else PHASE_SUFFIX[ph]
-            name = r['model'] if r.get('system') else short_model(base) + suffix   # a roster system is shown by its paper name
+            # a roster system is shown by its paper name
+            name = r['model'] if r.get('system') else short_model(base) + suffix
             rows.append(r | dict(run=run, system=name, params_b=params_b(base)))
     df = pd.DataFrame(rows)
-    for c, v in [('aug_type', None), ('distractor_values', None), ('flagged', None), ('n_nodes', None), ('executed', None), ('calls', 1), ('init', None)]:
+    for c, v in [('aug_type', None), ('distractor_values', None), ('flagged', None), ('n_nodes', None),
+                 ('executed', None), ('calls', 1), ('init', None)]:
         if c not in df: df[c] = v
     df['family'] = [family_key(m, p) for m, p in zip(df['method'], df['phase'])]
     parts = df['split'].map(lambda s: split_parts(s) or (None, None, None))
@@ -228,17 +239,22 @@ def example_records() -> pd.DataFrame:
 
 # %% ../nbs/lib_28_tables.ipynb #6d2c9116
 def our_tidy(recs: pd.DataFrame) -> pd.DataFrame:
-    "Table 2's tidy form from our records: system, family, params_b, method, phase, split, accuracy, tokens, n, split_size, run, 95% intervals, smoke."
+    ("Table 2's tidy form from our records: system, family, params_b, method, phase, split, accuracy, tokens, n, "
+     "split_size, run, 95% intervals, smoke.")
     rows = []
-    if not len(recs): return pd.DataFrame(columns=['system', 'family', 'params_b', 'method', 'phase', 'split', 'accuracy', 'tokens'])
+    if not len(recs): return pd.DataFrame(columns=['system', 'family', 'params_b', 'method', 'phase', 'split',
+                                                   'accuracy', 'tokens'])
     for (run, method, split), g in recs[recs['dataset'].notna()].groupby(['run', 'method', 'split']):
         r0 = g.iloc[0]
-        rows.append(dict(system=r0['system'], family=r0['family'], params_b=r0['params_b'], method=method, phase=r0['phase'],
-                         split=split, accuracy=100 * g['correct'].astype(float).mean(), tokens=g['tokens'].mean(), n=len(g),
-                         split_size=int(r0['split_size']) if pd.notna(r0.get('split_size')) else len(g), run=run, model=r0['model'],
-                         dataset=r0['dataset'], lang=r0['lang'], kind=r0['kind']) | intervals(g))
+        rows.append(dict(system=r0['system'], family=r0['family'], params_b=r0['params_b'], method=method,
+                         phase=r0['phase'],
+                         split=split, accuracy=100 * g['correct'].astype(float).mean(), tokens=g['tokens'].mean(),
+                         n=len(g),
+                         split_size=int(r0['split_size']) if pd.notna(r0.get('split_size')) else len(g), run=run,
+                         model=r0['model'], dataset=r0['dataset'], lang=r0['lang'], kind=r0['kind']) | intervals(g))
     return pd.DataFrame(rows)
 
+# %% ../nbs/lib_28_tables.ipynb #6f86f226
 def paper_tidy(t2: pd.DataFrame) -> pd.DataFrame:
     "The paper's Table 2 with palette key, dataset, lang, kind and the paper's split sizes as n."
     d = t2.copy()
@@ -251,6 +267,7 @@ def paper_tidy(t2: pd.DataFrame) -> pd.DataFrame:
     d['run'] = 'paper'
     return d
 
+# %% ../nbs/lib_28_tables.ipynb #c103314d
 def _weighted(tidy: pd.DataFrame, lang: str, kinds=('original', 'distract')) -> pd.DataFrame:
     "Weighted accuracy and tokens per (system, method) over the `kinds` splits of `lang` (dagger.eval.weighted)."
     splits = {split_name(d, lang, k): PAPER_SPLIT_SIZES[split_name(d, 'bn', k)] for d in DATASETS for k in kinds}
@@ -259,13 +276,16 @@ def _weighted(tidy: pd.DataFrame, lang: str, kinds=('original', 'distract')) -> 
     w['system'], w['run'] = w['model'].str.split('\x00').str[0], w['model'].str.split('\x00').str[1]
     return w.drop(columns='model')
 
+# %% ../nbs/lib_28_tables.ipynb #3f18d32a
 def table2_layout(tidy: pd.DataFrame, lang: str) -> pd.DataFrame:
-    "Table 2's layout for `lang`: accuracy per split (with its 95% interval `lo`/`hi` and `smoke` for our runs), Δ per dataset, weighted accuracy and tokens."
+    ("Table 2's layout for `lang`: accuracy per split (with its 95% interval `lo`/`hi` and `smoke` for our runs), Δ "
+     "per dataset, weighted accuracy and tokens.")
     d = tidy[tidy['lang'] == lang]
     if not len(d): raise FigureError(f'no rows for language {lang!r}')
     keys = ['family', 'system', 'method', 'phase', 'run']
     acc = d.pivot_table(index=keys, columns='split', values='accuracy', aggfunc='first')
-    ci = {c: d.pivot_table(index=keys, columns='split', values=c, aggfunc='first') for c in ('acc_lo', 'acc_hi') if c in d}
+    ci = {c: d.pivot_table(index=keys, columns='split', values=c, aggfunc='first') for c in ('acc_lo', 'acc_hi')
+          if c in d}
     cols, out = [], pd.DataFrame(index=acc.index)
     for ds in DATASETS:
         o, a = split_name(ds, lang), split_name(ds, lang, 'distract')
@@ -285,12 +305,15 @@ def table2_layout(tidy: pd.DataFrame, lang: str) -> pd.DataFrame:
     out['n per split (min)'] = [n.get(k, np.nan) for k in ix]
     if ci: out['smoke'] = out['n per split (min)'].map(is_smoke)
     order = {k: i for i, k in enumerate(PALETTE)}
-    out = out.sort_values(['family', 'system'], key=lambda s: s.map(order) if s.name == 'family' else s).reset_index(drop=True)
+    out = out.sort_values(['family', 'system'], key=lambda s: s.map(order) if s.name == 'family'
+                          else s).reset_index(drop=True)
     out['family'] = out['family'].map(FAMILY_LABELS)
     return out.drop(columns=['run'])
 
+# %% ../nbs/lib_28_tables.ipynb #c60ff9f1
 def paper_table2(cfg) -> tuple[pd.DataFrame, list[Path]]:
-    "The paper's Table 2 in its printed layout: Δ and weighted values computed with the paper's n, beside the printed ones if transcribed."
+    ("The paper's Table 2 in its printed layout: Δ and weighted values computed with the paper's n, beside the printed "
+     "ones if transcribed.")
     df, path = _need_paper('table2', cfg)
     w, ins = table2_layout(paper_tidy(df), 'bn').drop(columns=['all 4 splits', 'n per split (min)']), [path]
     rep = paper_table('table2_reported', cfg, verbose=False)

@@ -80,7 +80,8 @@ def distill(problems: list, outputs: list, k: int = 2) -> tuple[list[dict], dict
 
 # %% ../nbs/stage_3_teacher.ipynb #b3782aa3
 def sft_row(p, text: str, verdict: Verdict | None = None, prompt=None) -> dict:
-    "One SFT example: prompt = the graph prompt with the question (the one-shot `dagger_prompt` unless given), completion = the fenced graph."
+    ("One SFT example: prompt = the graph prompt with the question (the one-shot `dagger_prompt` unless given), "
+     "completion = the fenced graph.")
     row = dict(id=p.id, source=p.source, lang=p.lang, question=p.question, answer=float(p.answer),
                prompt=(prompt or dagger_prompt)(p.question, p.lang), completion=[dict(role='assistant', content=text)])
     if verdict is not None: row |= dict(n_nodes=verdict.n_nodes, n_ops=verdict.n_ops, repairs=verdict.repairs)
@@ -88,11 +89,13 @@ def sft_row(p, text: str, verdict: Verdict | None = None, prompt=None) -> dict:
 
 def grpo_row(p, prompt=None) -> dict:
     "One GRPO example: the graph prompt with the question, and the numeric solution."
-    return dict(id=p.id, source=p.source, lang=p.lang, question=p.question, prompt=(prompt or dagger_prompt)(p.question, p.lang),
-                solution=float(p.answer))
+    return dict(id=p.id, source=p.source, lang=p.lang, question=p.question,
+                prompt=(prompt or dagger_prompt)(p.question, p.lang), solution=float(p.answer))
 
+# %% ../nbs/stage_3_teacher.ipynb #b70593fa
 def without_annotations(row: dict, prompt) -> dict:
-    "An SFT row for the annotation ablation: the target graph without `distractor` fields, the prompt rebuilt with `prompt`."
+    ("An SFT row for the annotation ablation: the target graph without `distractor` fields, the prompt rebuilt with "
+     "`prompt`.")
     g = G.parse(row['completion'][0]['content'], strict=True)
     return row | dict(prompt=prompt(row['question'], row['lang']),
                       completion=[dict(role='assistant', content=G.format_graph(strip_distractor(g.to_obj())))])
@@ -111,10 +114,12 @@ def norm_question(text: str) -> str:
     t = ''.join(c if c.isalnum() or unicodedata.category(c).startswith('M') else ' ' for c in t)
     return ' '.join(t.split())
 
+# %% ../nbs/stage_3_teacher.ipynb #68006dd3
 OVERLAP_SPLITS = ('mgsm_bn', 'msvamp_bn', 'mgsm_bn_distract', 'msvamp_bn_distract', 'mgsm_en', 'msvamp_en')
 
 def eval_index(cfg: Profile | None = None, splits=OVERLAP_SPLITS) -> tuple[dict, dict]:
-    "({normalised question: 'split:id'} over the evaluable problems of the evaluation splits and their sources, {split: why it was skipped})."
+    ("({normalised question: 'split:id'} over the evaluable problems of the evaluation splits and their sources, "
+     "{split: why it was skipped}).")
     index, skipped = {}, {}
     for s in splits:
         try: recs = evaluable(load_split(s, cfg=cfg, gold=False), cfg)
@@ -124,9 +129,11 @@ def eval_index(cfg: Profile | None = None, splits=OVERLAP_SPLITS) -> tuple[dict,
                 if t and norm_question(t): index.setdefault(norm_question(t), f'{s}:{p.id}')
     return index, skipped
 
+# %% ../nbs/stage_3_teacher.ipynb #9b3e0bdf
 def check_overlap(sets: dict, index: dict) -> dict:
     "Count training questions found in the evaluation `index` per set; raise `OverlapError` if there is any."
-    found = {name: [(r['id'], index[norm_question(r['question'])]) for r in rows if norm_question(r['question']) in index]
+    found = {name: [(r['id'], index[norm_question(r['question'])]) for r in rows
+                    if norm_question(r['question']) in index]
              for name, rows in sets.items()}
     if any(found.values()):
         raise OverlapError('training questions found in evaluation splits: ' +
@@ -135,7 +142,8 @@ def check_overlap(sets: dict, index: dict) -> dict:
 
 # %% ../nbs/stage_3_teacher.ipynb #19bd0a59
 def hub_graph_text(p) -> str | None:
-    "The graph a published training row holds (its assistant turn, or its `response`), as text, else None; our converted gold graphs are not published graphs."
+    ("The graph a published training row holds (its assistant turn, or its `response`), as text, else None; our "
+     "converted gold graphs are not published graphs.")
     row = p.meta.get('hub_row') or {}
     for key in ('messages', 'completion', 'conversations'):
         turns = row.get(key)
@@ -147,6 +155,7 @@ def hub_graph_text(p) -> str | None:
         if isinstance(row.get(key), str) and '"nodes"' in row[key]: return row[key]
     return None
 
+# %% ../nbs/stage_3_teacher.ipynb #5369c072
 def msvamp_training_half(cfg: Profile) -> list:
     "The SFT questions profile `cfg` draws from the training half of `teacher.msvamp_split` (none when it is '')."
     name = cfg.teacher.msvamp_split
@@ -154,16 +163,20 @@ def msvamp_training_half(cfg: Profile) -> list:
     if not name.startswith('msvamp_') or name.endswith(('_distract', '_dose')):
         raise ValueError(f'teacher.msvamp_split must be an MSVAMP base split such as msvamp_en, not {name!r}')
     if not cfg.msvamp_holdout:
-        raise OverlapError(f'teacher.msvamp_split = {name} trains on MSVAMP: set msvamp_holdout = true so that only the other half is evaluated')
+        raise OverlapError(f'teacher.msvamp_split = {name} trains on MSVAMP: set msvamp_holdout = true so that only '
+                           f'the other half is evaluated')
     return sample(msvamp_train_questions(cfg), cfg.teacher.n_msvamp or None, cfg.seed)
 
 def msvamp_train_questions(cfg: Profile) -> list:
     """The questions of the training half of the profile's `teacher.msvamp_split` whose translation states every number
     of the English question: a graph over numbers its question lacks would teach a student to invent constants (25 of
     MSVAMP-bn's 500, among them rows whose translation is one word repeated)."""
-    if not cfg.teacher.msvamp_split: raise ValueError('teacher.grpo_msvamp needs teacher.msvamp_split (an MSVAMP split such as msvamp_en)')
-    return [p for p in load_split(cfg.teacher.msvamp_split, cfg=cfg) if msvamp_half(p) == 'train' and p.meta.get('numbers_carried') is not False]
+    if not cfg.teacher.msvamp_split: raise ValueError('teacher.grpo_msvamp needs teacher.msvamp_split (an MSVAMP split '
+                                                      'such as msvamp_en)')
+    return [p for p in load_split(cfg.teacher.msvamp_split, cfg=cfg) if msvamp_half(p) == 'train'
+            and p.meta.get('numbers_carried') is not False]
 
+# %% ../nbs/stage_3_teacher.ipynb #4e910c27
 def training_problems(cfg: Profile) -> dict:
     """The problems for sft_train (with MSVAMP's training half when the profile asks), sft_val and grpo_train (GRPO
     disjoint from SFT; with `teacher.grpo_msvamp`, the questions of MSVAMP's training half that SFT left out)."""
@@ -181,7 +194,8 @@ def training_problems(cfg: Profile) -> dict:
 
 # %% ../nbs/stage_3_teacher.ipynb #47a34377
 def output_origins(cfg: Profile, problems: list) -> list[str]:
-    "Where each problem's teacher output comes from: 'gold' (converted annotations), 'published' (the authors' graph) or 'requested' (asked of the model)."
+    ("Where each problem's teacher output comes from: 'gold' (converted annotations), 'published' (the authors' graph) "
+     "or 'requested' (asked of the model).")
     if cfg.teacher.backend == 'gold': return ['gold'] * len(problems)
     return ['published' if hub_graph_text(p) is not None else 'requested' for p in problems]
 
@@ -195,14 +209,17 @@ def teacher_outputs(cfg: Profile, problems: list, backend=None, progress: bool =
     made = iter(model_teacher(todo, backend, progress=progress) if todo else [])
     return [(t, None) if t is not None else next(made) for t in given]
 
+# %% ../nbs/stage_3_teacher.ipynb #00f4c0d5
 def gold_coverage_summary(cfg: Profile, splits: list) -> dict:
     "For the gold teacher: how many problems of each whole source split have a verified annotation graph, and why not."
     out = {}
     for s in sorted(set(splits) & set(BASE_SPLITS)):
         c = gold_coverage(s, cfg)
-        out[s] = dict(kept=c['kept'], total=c['total'], coverage=c['coverage'], reasons=dict(Counter(f['reason'] for f in c['failures'])))
+        out[s] = dict(kept=c['kept'], total=c['total'], coverage=c['coverage'],
+                      reasons=dict(Counter(f['reason'] for f in c['failures'])))
     return out
 
+# %% ../nbs/stage_3_teacher.ipynb #335e1405
 def run_teacher(cfg: Profile, backend=None, out=None, progress: bool = True) -> dict:
     "Distil the profile's training sets with its teacher, check overlap, write them; return the report."
     out = out or layout.output(cfg, 'teacher')
@@ -211,10 +228,12 @@ def run_teacher(cfg: Profile, backend=None, out=None, progress: bool = True) -> 
     allp = sft['sft_train'] + sft['sft_val']
     rows, report = distill(allp, teacher_outputs(cfg, allp, backend, progress))
     origins = output_origins(cfg, allp)
-    report['origins'] = {o: dict(outputs=sum(x == o for x in origins), kept=sum(x == o and r['verdict'].status == 'kept' for x, r in zip(origins, rows)))
+    report['origins'] = {o: dict(outputs=sum(x == o for x in origins),
+                                 kept=sum(x == o and r['verdict'].status == 'kept' for x, r in zip(origins, rows)))
                          for o in dict.fromkeys(origins)}
     student = student_prompt(cfg, annotations=True)
-    kept = [sft_row(r['problem'], r['verdict'].text, r['verdict'], student) for r in rows if r['verdict'].status == 'kept']
+    kept = [sft_row(r['problem'], r['verdict'].text, r['verdict'], student) for r in rows
+            if r['verdict'].status == 'kept']
     val_ids = {p.id for p in sft['sft_val']}
     sets = dict(sft_train=[r for r in kept if r['id'] not in val_ids], sft_val=[r for r in kept if r['id'] in val_ids],
                 grpo_train=[grpo_row(p, student) for p in probs['grpo_train']])
@@ -229,6 +248,7 @@ def run_teacher(cfg: Profile, backend=None, out=None, progress: bool = True) -> 
     write_json(out/'report.json', report | dict(run_info=run_info(cfg, stage='teacher')))
     return report | dict(out=out)
 
+# %% ../nbs/stage_3_teacher.ipynb #548b70a7
 def load_sets(cfg: Profile, names=('sft_train', 'sft_val', 'grpo_train')) -> dict:
     "The training sets the teacher stage wrote for profile `cfg`, by name."
     d = layout.path(cfg, 'teacher')
