@@ -47,16 +47,19 @@ class TeacherSettings:
     n_sft: int = 256               # SFT training questions sent to the teacher; 0 = all
     n_val: int = 32                # SFT validation questions; 0 = all
     n_grpo: int = 64               # GRPO prompts (questions with answers only, disjoint from SFT); 0 = all
-    msvamp_split: str = ''         # an MSVAMP split whose training half (odd numbers) joins the SFT questions; '' = none
+    msvamp_split: str = ''         # an MSVAMP split whose training half (odd numbers)
+                                   # joins the SFT questions; '' = none
     n_msvamp: int = 0              # questions drawn from that half (seeded); 0 = all 500
     grpo_msvamp: bool = False      # GRPO prompts: that half's questions the SFT set left out (else the GRPO source)
 
+# %% ../nbs/lib_03_config.ipynb #4082a166
 @dataclass(frozen=True)
 class SFTSettings:
     "Supervised fine-tuning (SFT stage)."
     recipe: str = 'cpu'            # 'paper' (Table 9) or 'cpu' (fits two cores)
     n_train: int = 0               # examples used, of those that fit the recipe's max length; 0 = all that fit
-    select: str = 'first'          # which fitting examples: 'first' (the teacher's order), 'shuffled' (seeded), 'shortest', 'balanced'
+    select: str = 'first'          # which fitting examples: 'first' (the teacher's order),
+                                   # 'shuffled' (seeded), 'shortest', 'balanced'
     annotations: bool = True       # train with the `distractor` field (False: Table 3's arm, in sft_noannot/)
     student_shots: int = 1         # worked examples in the student's graph prompt (0 or 1)
     student_prompt: str = 'full'   # the student's prompt: 'full' (the graph instructions) or 'brief' (one sentence)
@@ -64,12 +67,15 @@ class SFTSettings:
     eval_sample_n: int = 16        # seeded sample drawn from it; 0 = all
     eval_max_new_tokens: int = 2048  # new-token budget of that evaluation
 
+# %% ../nbs/lib_03_config.ipynb #6efa7b2a
 @dataclass(frozen=True)
 class GRPOSettings:
     "GRPO (GRPO stage)."
     recipe: str = 'cpu'            # 'paper' (Table 10) or 'cpu'
-    init: str = 'sft'              # start from the merged SFT model ('sft' -> grpo/) or the base model ('base' -> grpo_base/)
+    init: str = 'sft'              # start from the merged SFT model ('sft' -> grpo/)
+                                   # or the base model ('base' -> grpo_base/)
 
+# %% ../nbs/lib_03_config.ipynb #2a4ca407
 @dataclass(frozen=True)
 class EvalSettings:
     "Evaluation (evaluation stage; the SFT and GRPO stages evaluate the same problems)."
@@ -79,9 +85,11 @@ class EvalSettings:
     n: int = 0                     # problems evaluated: the first n of that sample; 0 = all of it
     max_new_tokens: int = 0        # cap on every method's new-token budget; 0 = the paper's budgets
     phases: tuple = ('untrained', 'sft', 'grpo')   # the profile's model, then its SFT and GRPO students when trained
-    smoke_splits: tuple = ()       # splits run only as a smoke check (every phase, into eval_smoke/), e.g. a language the model lacks
+    smoke_splits: tuple = ()       # splits run only as a smoke check (every phase, into
+                                   # eval_smoke/), e.g. a language the model lacks
     smoke_n: int = 16              # seeded sample drawn from each smoke split
 
+# %% ../nbs/lib_03_config.ipynb #338d8819
 @dataclass(frozen=True)
 class AblationSettings:
     "Ablations (ablations stage): Tables 3, 5 and 7."
@@ -93,6 +101,7 @@ class AblationSettings:
     languages: tuple = ('en', 'es', 'te', 'th')   # MGSM languages of Table 5
     table3_splits: tuple = ('msvamp_bn', 'msvamp_bn_distract')   # original and augmented splits of Table 3
 
+# %% ../nbs/lib_03_config.ipynb #4014b9e2
 ROSTER_FIELDS = ('roster', 'roster_only')   # read from `roster.<id>` lines, not set by name
 @dataclass(frozen=True)
 class DistractorSettings:
@@ -100,7 +109,8 @@ class DistractorSettings:
     backend: str = ''              # transformers, vllm or openai; '' = the profile's backend
     model: str = ''                # '' = the profile's model
 
-SECTIONS = {'distractors': DistractorSettings, 'teacher': TeacherSettings, 'sft': SFTSettings, 'grpo': GRPOSettings, 'eval': EvalSettings, 'ablation': AblationSettings}
+SECTIONS = {'distractors': DistractorSettings, 'teacher': TeacherSettings, 'sft': SFTSettings, 'grpo': GRPOSettings,
+            'eval': EvalSettings, 'ablation': AblationSettings}
 
 # %% ../nbs/lib_03_config.ipynb #6aa69366
 @dataclass(frozen=True)
@@ -114,11 +124,14 @@ class Profile:
     model: str = EMBEDDED_DEFAULT
     models: tuple = ()
     backend: str = 'transformers'       # transformers, vllm, openai or llamacpp (CPU)
-    data_source: str = 'local'          # local (vendored and built files), hub (the hub only: unavailable is an error), auto (hub, else local)
-    hub_dir: str = ''                   # a folder standing in for the hub: <hub_dir>/<owner>/<name> laid out as the dataset repo; '' = the hub
+    data_source: str = 'local'          # local (vendored and built files), hub (the hub only:
+                                        # unavailable is an error), auto (hub, else local)
+    hub_dir: str = ''                   # a folder standing in for the hub: <hub_dir>/<owner>/<name>
+                                        # laid out as the dataset repo; '' = the hub
     batch_size: int = 8                 # generation batch
     max_new_tokens: int = 512
-    msvamp_holdout: bool = False        # evaluate only MSVAMP's even-numbered problems, so the odd half may be trained on
+    msvamp_holdout: bool = False        # evaluate only MSVAMP's even-numbered problems,
+                                        # so the odd half may be trained on
     results_dir: str = 'results/{profile}'
     figures_dir: str = 'figures'
     data_dir: str = 'data'
@@ -128,10 +141,13 @@ class Profile:
     api_key_env: str = 'OPENAI_API_KEY' # the environment variable holding the API key (never the key itself)
     api_concurrency: int = 8            # API requests in flight at once
     tensor_parallel_size: int = 1       # GPUs per vLLM model
-    api_timeout: float = 600.0          # seconds to wait for one API reply (a long generation is not re-sent on time-out)
-    api_max_usd: float = 0.0            # spending cap of one stage's API calls (prices in dagger.llm.PRICES); 0 = no cap
+    api_timeout: float = 600.0          # seconds to wait for one API reply (a long
+                                        # generation is not re-sent on time-out)
+    api_max_usd: float = 0.0            # spending cap of one stage's API calls (prices
+                                        # in dagger.llm.PRICES); 0 = no cap
     dry_run: bool = False               # stand-in models and data: every result row is labelled dry-run
-    vllm_max_model_len: int = 0         # vLLM context (prompt + output tokens); 0 = the model's own (131,072 for Gemma-3)
+    vllm_max_model_len: int = 0         # vLLM context (prompt + output tokens); 0
+                                        # = the model's own (131,072 for Gemma-3)
     vllm_dtype: str = 'auto'            # vLLM weights: auto, bfloat16, float16 or float32
     vllm_gpu_memory_utilization: float = 0.9   # share of the GPU a vLLM engine takes
     vllm_enforce_eager: bool = False    # vLLM without torch.compile: faster start, on the CPU about as fast to generate
@@ -162,9 +178,11 @@ class Profile:
         return getattr(getattr(self, sec), f) if f else getattr(self, key)
     def flat(self) -> dict:
         "Every setting under its name in settings.ini ('sft.recipe': 'cpu', ...)."
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in SECTIONS and f.name not in ROSTER_FIELDS}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in SECTIONS
+             and f.name not in ROSTER_FIELDS}
         d |= {f'{s}.{f.name}': getattr(getattr(self, s), f.name) for s in SECTIONS for f in fields(SECTIONS[s])}
-        return d | {f'roster.{s.id}': s.text for s in self.roster} | ({'roster.only': ','.join(self.roster_only)} if self.roster_only else {})
+        return d | {f'roster.{s.id}': s.text for s in self.roster} | ({'roster.only': ','.join(self.roster_only)}
+                                                                      if self.roster_only else {})
     def replace(self, **changes) -> 'Profile':
         "A copy with settings changed, named as in settings.ini or as keyword-safe `sft__recipe`; checked like a load."
         return build_profile(self.name, self.flat() | {_key(k): v for k, v in changes.items()})
@@ -234,8 +252,10 @@ def suggest(key: str, names) -> list[str]:
     names = sorted(names)
     for s in SECTIONS:
         if key.startswith(s + '_') and f'{s}.{key[len(s) + 1:]}' in names: return [f'{s}.{key[len(s) + 1:]}']
-    return [n for n in names if n.split('.')[-1] == key] or difflib.get_close_matches(key.replace('_', '.', 1), names, n=3, cutoff=0.6)
+    return [n for n in names if n.split('.')[-1] == key] or difflib.get_close_matches(key.replace('_', '.', 1), names,
+                                                                                      n=3, cutoff=0.6)
 
+# %% ../nbs/lib_03_config.ipynb #d80463ee
 def _types() -> dict:
     top = {f.name: f.type for f in fields(Profile) if f.name not in SECTIONS}
     return top | {f'{s}.{f.name}': f.type for s, c in SECTIONS.items() for f in fields(c)}
@@ -249,15 +269,18 @@ def build_profile(name: str, values: dict) -> Profile:
     roster, roster_bad = roster_problems(lines, only)
     unknown = sorted(set(values) - set(types) - {'name'})
     if unknown:
-        hints = '; '.join(f'{k!r}: did you mean {" or ".join(map(repr, m))}?' for k in unknown if (m := suggest(k, types)))
+        hints = '; '.join(f'{k!r}: did you mean {" or ".join(map(repr, m))}?' for k in unknown
+                          if (m := suggest(k, types)))
         raise ConfigError(f'unknown setting(s) {unknown} for profile {name!r}' + (f' ({hints})' if hints else '') +
                           f'; a setting is named section.field (section__field as a keyword); valid: {sorted(types)}')
     vals = {k: _cast(k, types[k], v) for k, v in values.items() if k != 'name'}
-    subs = {s: c(**{k.split('.', 1)[1]: v for k, v in vals.items() if k.startswith(s + '.')}) for s, c in SECTIONS.items()}
+    subs = {s: c(**{k.split('.', 1)[1]: v for k, v in vals.items() if k.startswith(s + '.')})
+            for s, c in SECTIONS.items()}
     cfg = Profile(name=name, **{k: v for k, v in vals.items() if '.' not in k}, **subs, roster=roster, roster_only=only)
     if bad := problems(cfg) + roster_bad: raise ConfigError(f'profile {name!r}:\n  ' + '\n  '.join(bad))
     return cfg
 
+# %% ../nbs/lib_03_config.ipynb #2aa8be19
 def profile_names(path: str | Path | None = None) -> list[str]:
     "The profiles defined in `settings.ini`."
     cp = configparser.ConfigParser()
@@ -270,16 +293,19 @@ def profile_values(name: str, path: str | Path | None = None) -> dict:
     cp = configparser.ConfigParser(default_section='\0')
     cp.read(path, encoding='utf-8')   # own values only, DEFAULT as a section
     own = {s: dict(cp[s]) for s in cp.sections()}
-    if name not in own or name == 'DEFAULT': raise ConfigError(f'no profile {name!r} in {path}; have {profile_names(path)}')
+    if name not in own or name == 'DEFAULT':
+        raise ConfigError(f'no profile {name!r} in {path}; have {profile_names(path)}')
     chain = [name]
     while (base := own[chain[-1]].get('extends')):
-        if base in chain or base not in own: raise ConfigError(f'profile {chain[-1]!r} extends {base!r}: not a profile, or a loop')
+        if base in chain or base not in own:
+            raise ConfigError(f'profile {chain[-1]!r} extends {base!r}: not a profile, or a loop')
         chain.append(base)
     vals = dict(own.get('DEFAULT', {}))
     for s in reversed(chain): vals |= own[s]
     vals.pop('extends', None)
     return vals
 
+# %% ../nbs/lib_03_config.ipynb #deb8cfe4
 def load_profile(name: str = 'cpu', path: str | Path | None = None, **overrides) -> Profile:
     "Load profile `name` from `settings.ini`, then apply `overrides` (`sft__recipe='paper'` or `**{'sft.recipe': 'paper'}`)."
     return build_profile(name, profile_values(name, path) | {_key(k): v for k, v in overrides.items()})
@@ -292,6 +318,7 @@ class DataFileError(ValueError):
         super().__init__(f'{path}, line {line}: {problem}')
     def __reduce__(self): return type(self), (self.path, self.line, self.problem)
 
+# %% ../nbs/lib_03_config.ipynb #468e34ed
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -315,6 +342,7 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     "Write `text` to `path` atomically (UTF-8), creating parent folders."
     return atomic_write_bytes(path, text.encode('utf-8'))
 
+# %% ../nbs/lib_03_config.ipynb #92e035cc
 def _default(o):
     if dataclasses.is_dataclass(o): return dataclasses.asdict(o)
     if isinstance(o, Path): return str(o)
@@ -329,8 +357,10 @@ def write_json(path: str | Path, obj) -> Path:
 def read_json(path: str | Path):
     "Read a JSON file; a malformed one raises `DataFileError` with the line."
     try: return json.loads(Path(path).read_text(encoding='utf-8'))
-    except json.JSONDecodeError as e: raise DataFileError(path, e.lineno, f'not valid JSON ({e.msg}, column {e.colno})') from None
+    except json.JSONDecodeError as e:
+        raise DataFileError(path, e.lineno, f'not valid JSON ({e.msg}, column {e.colno})') from None
 
+# %% ../nbs/lib_03_config.ipynb #e7d5539f
 def write_jsonl(path: str | Path, rows: typing.Iterable) -> Path:
     "Write one JSON object per line, atomically."
     return atomic_write_text(path, ''.join(json.dumps(r, ensure_ascii=False, default=_default) + '\n' for r in rows))
@@ -344,7 +374,8 @@ def _jsonl_row(path, n: int, line: str, last: bool):
 def read_jsonl(path: str | Path) -> list:
     "Read a JSONL file (gzip-compressed if its name ends in .gz) into a list of objects, skipping blank lines; a malformed line raises `DataFileError`."
     try:
-        with (gzip.open if str(path).endswith('.gz') else open)(path, 'rt', encoding='utf-8') as f: lines = f.readlines()
+        with (gzip.open if str(path).endswith('.gz') else open)(path, 'rt', encoding='utf-8') as f:
+            lines = f.readlines()
     except (gzip.BadGzipFile, EOFError, zlib.error) as e:
         raise DataFileError(path, 1, f'not a readable gzip file ({e})') from None
     return [_jsonl_row(path, n, l, n == len(lines)) for n, l in enumerate(lines, 1) if l.strip()]

@@ -27,6 +27,7 @@ __all__ = ['log', 'AUG_TYPES', 'META_KEYS', 'MGSM_LANGS', 'MSVAMP_FILES', 'BASE_
 class DataError(ValueError):
     "A split, file or record that cannot be read as asked."
 
+# %% ../nbs/lib_17_data.ipynb #a7e42903
 AUG_TYPES = ('RED', 'OAD', 'NEED')     # the dose splits mix them: aug_type 'MIXED', the types in meta['added_types']
 
 META_KEYS = {   # what a record's `meta` may hold, by where it comes from
@@ -49,6 +50,7 @@ META_KEYS = {   # what a record's `meta` may hold, by where it comes from
     'generator': 'what wrote the added sentences (our offline generator or an LLM)',
 }
 
+# %% ../nbs/lib_17_data.ipynb #d312cdd4
 @dataclass
 class Problem:
     "One math word problem of any split, with its gold answer and (optionally) a verified gold graph."
@@ -69,7 +71,8 @@ class Problem:
         if isinstance(self.answer, bool) or not isinstance(self.answer, (int, float)) or not math.isfinite(self.answer):
             raise DataError(f'{self.id}: answer must be a finite number, got {self.answer!r}')
         self.answer = float(self.answer)
-        if self.aug_type not in (None, *AUG_TYPES, 'MIXED'): raise DataError(f'{self.id}: unknown aug_type {self.aug_type!r}')
+        if self.aug_type not in (None, *AUG_TYPES, 'MIXED'):
+            raise DataError(f'{self.id}: unknown aug_type {self.aug_type!r}')
 
     def to_dict(self) -> dict: return dataclasses.asdict(self)
 
@@ -80,7 +83,8 @@ class Problem:
         missing = {'id', 'question', 'answer', 'lang', 'source', 'split'} - set(d)
         if missing: raise DataError(f'record lacks {sorted(missing)}: {str(d)[:120]}')
         extra = {k: v for k, v in d.items() if k not in names}
-        return cls(**{k: v for k, v in d.items() if k in names and k != 'meta'}, meta={**(d.get('meta') or {}), **extra})
+        return cls(**{k: v for k, v in d.items() if k in names and k != 'meta'},
+                   meta={**(d.get('meta') or {}), **extra})
 
 # %% ../nbs/lib_17_data.ipynb #55be5b53
 from .config import DataFileError
@@ -97,9 +101,11 @@ def _rel(path: Path) -> str:
     except ValueError: return str(path)
 
 def _need(path: Path) -> Path:
-    if not path.exists(): raise DataError(f'missing data file {path}: the vendored benchmarks ship in data/ (see data/README.md)')
+    if not path.exists():
+        raise DataError(f'missing data file {path}: the vendored benchmarks ship in data/ (see data/README.md)')
     return path
 
+# %% ../nbs/lib_17_data.ipynb #acdbfcb9
 class DataRowError(DataError, DataFileError):
     "A row of a data file that cannot be read: a `DataError` naming the file and the 1-based line."
 
@@ -113,13 +119,15 @@ def _tsv_row(path: Path, n: int, line: str) -> tuple[str, float]:
     if not q.strip(): raise DataRowError(path, n, 'no question before the tab')
     return q.strip(), answer
 
+# %% ../nbs/lib_17_data.ipynb #298e387c
 @functools.lru_cache(maxsize=None)
 def _mgsm(lang: str, root: Path) -> tuple:
     if lang not in MGSM_LANGS: raise DataError(f'no MGSM language {lang!r}; have {MGSM_LANGS}')
     path = _need(root/'mgsm'/f'mgsm_{lang}.tsv')
     lines, where = path.read_text(encoding='utf-8').splitlines(), _rel(path)
     qa = [_tsv_row(path, n, l) for n, l in enumerate(lines, 1) if l.strip()]
-    return tuple(Problem(f'mgsm_{lang}-{i:03d}', q, a, lang, 'mgsm', f'mgsm_{lang}', origin=f'vendored:{where}#{i}', meta={'row': i})
+    return tuple(Problem(f'mgsm_{lang}-{i:03d}', q, a, lang, 'mgsm', f'mgsm_{lang}', origin=f'vendored:{where}#{i}',
+                         meta={'row': i})
                  for i, (q, a) in enumerate(qa))
 
 @functools.lru_cache(maxsize=None)
@@ -130,11 +138,13 @@ def _msvamp(lang: str, root: Path) -> tuple:
     for i, r in enumerate(read_jsonl(path)):
         meta = {'row': i, 'query_en': r.get('query', r['m_query']).strip(), 'equation': r['equation']}
         if 'query' in r:  # does the translation still state every numeral of the English question?
-            meta['numbers_carried'] = not (Counter(numbers(r['query'], words=False)) - Counter(numbers(r['m_query'], ones=False)))
+            meta['numbers_carried'] = not (Counter(numbers(r['query'], words=False))
+                                           - Counter(numbers(r['m_query'], ones=False)))
         rows.append(Problem(f'msvamp_{lang}-{i:04d}', r['m_query'].strip(), float(r['response']), lang, 'msvamp',
                             f'msvamp_{lang}', origin=f'vendored:{where}#{i}', meta=meta))
     return tuple(rows)
 
+# %% ../nbs/lib_17_data.ipynb #194f9ceb
 def gsm8k_final_answer(solution: str) -> float:
     "The number after `####` in a GSM8K solution."
     m = re.search(r'####\s*(-?[\d,]*\.?\d+)\s*$', solution.strip())
@@ -147,8 +157,9 @@ def _gsm8k(split: str, root: Path) -> tuple:
     path, rows = _need(root/'gsm8k'/f'{split}.jsonl'), []
     where = _rel(path)
     for i, r in enumerate(read_jsonl(path)):
-        rows.append(Problem(f'gsm8k_{split}-{i:04d}', r['question'].strip(), gsm8k_final_answer(r['answer']), 'en', 'gsm8k',
-                            f'gsm8k_{split}', origin=f'vendored:{where}#{i}', meta={'row': i, 'solution': r['answer']}))
+        rows.append(Problem(f'gsm8k_{split}-{i:04d}', r['question'].strip(), gsm8k_final_answer(r['answer']), 'en',
+                            'gsm8k', f'gsm8k_{split}', origin=f'vendored:{where}#{i}',
+                            meta={'row': i, 'solution': r['answer']}))
     return tuple(rows)
 
 # %% ../nbs/lib_17_data.ipynb #e77d10a6
@@ -208,17 +219,20 @@ def add_gold(records: list, root: Path | None = None) -> dict:
                 with_unstated_constants=hidden, failures=failures)
 
 # %% ../nbs/lib_17_data.ipynb #7d15813e
-BASE_SPLITS = tuple([f'mgsm_{l}' for l in MGSM_LANGS] + [f'msvamp_{l}' for l in MSVAMP_FILES] + ['gsm8k_train', 'gsm8k_test'])
+BASE_SPLITS = tuple([f'mgsm_{l}' for l in MGSM_LANGS] + [f'msvamp_{l}' for l in MSVAMP_FILES]
+                    + ['gsm8k_train', 'gsm8k_test'])
 DISTRACT_SPLITS = ('mgsm_bn_distract', 'msvamp_bn_distract', 'mgsm_en_distract', 'msvamp_en_distract')
 DOSE_SPLITS = ('mgsm_bn_dose', 'msvamp_bn_dose', 'mgsm_en_dose', 'msvamp_en_dose')
 SPLITS = BASE_SPLITS + DISTRACT_SPLITS + DOSE_SPLITS
 EVAL_SPLITS = ('mgsm_bn', 'msvamp_bn', 'mgsm_bn_distract', 'msvamp_bn_distract')
-PAPER_SPLIT_SIZES = dict(zip(EVAL_SPLITS, (250, 1000, 738, 2947)))   # DistractMath-BN as the paper evaluates it (§3, Table 2's weights)
+PAPER_SPLIT_SIZES = dict(zip(EVAL_SPLITS, (250, 1000, 738, 2947)))   # DistractMath-BN as the paper evaluates
+                                                                     # it (§3, Table 2's weights)
 
 def _base(name: str, root: Path) -> tuple:
     kind, _, arg = name.partition('_')
     return {'mgsm': _mgsm, 'msvamp': _msvamp, 'gsm8k': _gsm8k}[kind](arg, root)
 
+# %% ../nbs/lib_17_data.ipynb #795aa810
 @functools.lru_cache(maxsize=None)
 def _with_gold(name: str, root: Path) -> tuple:
     recs = [copy.deepcopy(p) for p in _base(name, root)]
@@ -234,6 +248,7 @@ def gold_coverage(name: str, cfg: Profile | None = None) -> dict:
     if name not in BASE_SPLITS: raise DataError(f'gold coverage is for base splits {BASE_SPLITS}, not {name!r}')
     return copy.deepcopy(_with_gold(name, data_root(cfg))[1])
 
+# %% ../nbs/lib_17_data.ipynb #f7c2843b
 def load_split(name: str, n: int | None = None, seed: int = 0, gold: bool = True, cfg: Profile | None = None,
                source: str | None = None) -> list[Problem]:
     "The records of split `name` (a seeded sample of `n` if given), with verified gold graphs unless `gold=False`."
@@ -242,10 +257,12 @@ def load_split(name: str, n: int | None = None, seed: int = 0, gold: bool = True
     if name in DISTRACT_SPLITS:
         recs = load_distractmath(name.split('_')[0], name.split('_')[1], cfg=cfg, source=source, gold=gold)
         return sample(recs, n, seed)
-    if name in DOSE_SPLITS: return sample(load_dose(name.split('_')[0], name.split('_')[1], cfg=cfg, gold=gold), n, seed)
+    if name in DOSE_SPLITS:
+        return sample(load_dose(name.split('_')[0], name.split('_')[1], cfg=cfg, gold=gold), n, seed)
     recs = _with_gold(name, root)[0] if gold else _base(name, root)
     return [_fresh(p) for p in sample(list(recs), n, seed)]
 
+# %% ../nbs/lib_17_data.ipynb #c453f475
 def to_frame(records: list):
     "A pandas DataFrame with one row per record (gold graph summarised as `gold_ops` and `gold_distractors`)."
     import pandas as pd
@@ -265,11 +282,13 @@ class HubUnavailable(DataError):
 class DistractMathNotBuilt(DataError, FileNotFoundError):
     "The locally built DistractMath splits (generated/distractmath/) do not exist yet."
 
+# %% ../nbs/lib_17_data.ipynb #f35b0dda
 HUB_HOST = 'huggingface.co'
 DISTRACT_REPO, TRAIN_REPO = 'dipta007/DistractMath-Bn', 'dipta007/dagger'
 
 def _env_offline() -> bool:
-    return any(os.environ.get(k, '').strip().lower() in ('1', 'true', 'yes', 'on') for k in ('HF_HUB_OFFLINE', 'HF_DATASETS_OFFLINE'))
+    return any(os.environ.get(k, '').strip().lower() in ('1', 'true', 'yes', 'on')
+               for k in ('HF_HUB_OFFLINE', 'HF_DATASETS_OFFLINE'))
 
 def hub_probe(host: str = HUB_HOST, port: int = 443, timeout: float = 3.0) -> str | None:
     "None if `host:port` accepts a TCP connection within `timeout` seconds (DNS included), else why not."
@@ -283,8 +302,11 @@ def hub_probe(host: str = HUB_HOST, port: int = 443, timeout: float = 3.0) -> st
     if res.get('ok'): return None
     return res.get('err', f'no answer from {host}:{port} within {timeout:g}s')
 
+# %% ../nbs/lib_17_data.ipynb #6593dc8f
 HUB_SCHEMA = {   # (repo, config): (splits, columns), as published (see the table above)
-    (DISTRACT_REPO, 'mgsm'): (('train',), ('row_index', 'original_question', 'modified_question', 'ground_truth', 'augmentation_type',
+    (DISTRACT_REPO, 'mgsm'): (('train',),
+                              ('row_index', 'original_question', 'modified_question', 'ground_truth',
+                               'augmentation_type',
                                            'added_sentences', 'justification', 'answers_match')),
     (TRAIN_REPO, 'sft'): (('train', 'val'), ('conversations', 'response', 'english_answer')),
     (TRAIN_REPO, 'grpo'): (('train',), ('prompt', 'question', 'solution')),
@@ -297,16 +319,20 @@ def _check_schema(ds, repo: str, config: str, what: str):
     if missing: raise DataError(f'{what}: no column(s) {missing}; it has {ds.column_names}')
     return ds
 
-def load_hub(repo: str, config: str, split: str = 'train', offline: bool | None = None, timeout: float = 3.0, local: str | Path = ''):
+# %% ../nbs/lib_17_data.ipynb #784d39fa
+def load_hub(repo: str, config: str, split: str = 'train', offline: bool | None = None, timeout: float = 3.0,
+             local: str | Path = ''):
     "`datasets.load_dataset(repo, config, split=split)` (from `local/<repo>` if given), failing fast with `HubUnavailable` when the hub is not reachable."
     what = f'hub {repo} [{config}] split {split}'
     if (repo, config) not in HUB_SCHEMA or split not in HUB_SCHEMA[(repo, config)][0]:
-        raise DataError(f'{what}: not published; published: ' + ', '.join(f'{r} [{c}] {"/".join(s)}' for (r, c), (s, _) in HUB_SCHEMA.items()))
+        raise DataError(f'{what}: not published; published: '
+                        + ', '.join(f'{r} [{c}] {"/".join(s)}' for (r, c), (s, _) in HUB_SCHEMA.items()))
     import datasets
     if local:
         folder = Path(local)/repo
         if not (folder/'README.md').exists(): raise HubUnavailable(f'{what}: no local copy {folder}/README.md')
-        with tempfile.TemporaryDirectory() as tmp:   # datasets caches by folder name, not path: a fresh cache, so a changed copy is never read stale
+        with tempfile.TemporaryDirectory() as tmp:   # datasets caches by folder name, not path: a fresh
+                                                     # cache, so a changed copy is never read stale
             ds = datasets.load_dataset(str(folder), config, split=split, cache_dir=tmp, keep_in_memory=True)
         return _check_schema(ds, repo, config, f'{what} (local {folder})')
     if offline or (offline is None and _env_offline()): raise HubUnavailable(f'{what}: not tried (offline)')
@@ -316,9 +342,11 @@ def load_hub(repo: str, config: str, split: str = 'train', offline: bool | None 
     os.environ.setdefault('HF_HUB_ETAG_TIMEOUT', str(int(max(timeout, 1))))
     os.environ.setdefault('HF_HUB_DOWNLOAD_TIMEOUT', '30')
     try: ds = datasets.load_dataset(repo, config, split=split)
-    except Exception as e: raise HubUnavailable(f'{what}: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ""}') from None
+    except Exception as e:
+        raise HubUnavailable(f'{what}: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ""}') from None
     return _check_schema(ds, repo, config, what)
 
+# %% ../nbs/lib_17_data.ipynb #4c46efa8
 def hub_args(cfg: Profile | None) -> dict:
     "The `load_hub` keywords a profile implies: its offline flag and its local stand-in for the hub."
     if cfg is None: return {}
@@ -420,18 +448,22 @@ def _user_question(turns) -> str | None:
     users = [t.get('content') for t in turns or [] if isinstance(t, dict) and t.get('role') == 'user']
     return question_in_turn(users[-1]) if users and isinstance(users[-1], str) else None
 
+# %% ../nbs/lib_17_data.ipynb #2e5c3053
 def _hub_training_record(row: dict, i: int, config: str, split: str) -> Problem:
     "One published `sft` or `grpo` row as a `Problem` (columns as in `HUB_SCHEMA`)."
     where = f'hub {TRAIN_REPO}[{config}] {split} row {i}'
     q = _user_question(row.get('conversations')) if config == 'sft' else row.get('question')
     a = row.get('english_answer' if config == 'sft' else 'solution')
-    if not isinstance(q, str) or not q.strip(): raise DataError(f'{where}: no question (sft: last user turn of conversations; grpo: question)')
+    if not isinstance(q, str) or not q.strip():
+        raise DataError(f'{where}: no question (sft: last user turn of conversations; grpo: question)')
     try: a = float(to_ascii_digits(str(a)).replace(',', ''))
     except (TypeError, ValueError): a = float('nan')
-    if not math.isfinite(a): raise DataError(f'{where}: no numeric {"english_answer" if config == "sft" else "solution"}: {a!r}')
-    return Problem(f'dagger_{config}_{split}-{i:05d}', q.strip(), a, 'bn', f'dagger-{config}', f'dagger_{config}_{split}',
-                   origin=f'hub:{TRAIN_REPO}/{config}/{split}#{i}', meta={'hub_row': row})
+    if not math.isfinite(a):
+        raise DataError(f'{where}: no numeric {"english_answer" if config == "sft" else "solution"}: {a!r}')
+    return Problem(f'dagger_{config}_{split}-{i:05d}', q.strip(), a, 'bn', f'dagger-{config}',
+                   f'dagger_{config}_{split}', origin=f'hub:{TRAIN_REPO}/{config}/{split}#{i}', meta={'hub_row': row})
 
+# %% ../nbs/lib_17_data.ipynb #93addf58
 def load_training(config: str, split: str = 'train', cfg: Profile | None = None, source: str | None = None,
                   n_val: int = 481, seed: int = 0) -> list[Problem]:
     "The paper's training set `config` ('sft' or 'grpo'; split 'train' or 'val'), else GSM8K train with gold graphs."
@@ -439,12 +471,15 @@ def load_training(config: str, split: str = 'train', cfg: Profile | None = None,
         raise DataError(f'training sets are sft/grpo with splits train/val, not {config!r}/{split!r}')
     source = data_source(cfg, source)
     if source in ('auto', 'hub'):
-        if config == 'grpo' and split == 'val': raise DataError(f'{TRAIN_REPO} [grpo] has no val split (only sft has one)')
+        if config == 'grpo' and split == 'val':
+            raise DataError(f'{TRAIN_REPO} [grpo] has no val split (only sft has one)')
         try:
             ds = load_hub(TRAIN_REPO, config, split, **hub_args(cfg))
             return [_hub_training_record(r, i, config, split) for i, r in enumerate(ds)]
         except HubUnavailable as e:
-            if source == 'hub': raise HubUnavailable(f'{e}; data_source = hub allows no fallback (auto would use GSM8K train)') from None
+            if source == 'hub':
+                raise HubUnavailable(f'{e}; data_source = hub allows no fallback (auto would use GSM8K '
+                                     f'train)') from None
             log.warning('%s; falling back to GSM8K train with gold graphs', e)
     recs = load_split('gsm8k_train', cfg=cfg)
     if config == 'sft': recs = [p for p in recs if p.gold_graph is not None]
@@ -453,15 +488,20 @@ def load_training(config: str, split: str = 'train', cfg: Profile | None = None,
 
 # %% ../nbs/lib_17_data.ipynb #9cea69b3
 _FIXTURE_TURN = 'Write the computational graph of the problem as JSON.\n\nQuestion:\n{question}\n\nOutput:\n'
-_ADDED = {'RED': 'তার বন্ধুর কাছে ৭টি কলম আছে।', 'OAD': 'প্রতিটি কলমের ওজন ১২ গ্রাম।', 'NEED': 'সে ৫টি বই কিনতে চেয়েছিল, কিন্তু পরে কেনেনি।'}
+_ADDED = {'RED': 'তার বন্ধুর কাছে ৭টি কলম আছে।', 'OAD': 'প্রতিটি কলমের ওজন ১২ গ্রাম।',
+          'NEED': 'সে ৫টি বই কিনতে চেয়েছিল, কিন্তু পরে কেনেনি।'}
 
 def _card(configs: dict) -> str:
     "A dataset card whose YAML maps each config's splits to parquet files, as the published cards do."
     lines = ['---', 'configs:']
     for c, splits in configs.items():
-        lines += [f'- config_name: {c}', '  data_files:'] + [x for s in splits for x in (f'  - split: {s}', f'    path: {c}/{s}-*')]
-    return '\n'.join(lines + ['---', '', 'A local fixture with the published layout and columns (dagger.data.write_hub_fixture).', ''])
+        lines += [f'- config_name: {c}', '  data_files:'] + [x for s in splits
+                                                             for x in (f'  - split: {s}', f'    path: {c}/{s}-*')]
+    return '\n'.join(lines
+                     + ['---', '',
+                        'A local fixture with the published layout and columns (dagger.data.write_hub_fixture).', ''])
 
+# %% ../nbs/lib_17_data.ipynb #246ddc28
 def _parquet(rows: list, path: Path):
     import datasets
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -477,17 +517,20 @@ def _training_fixture(problems: list) -> tuple[list, list]:
     grpo = [dict(prompt=[turn(p)], question=p.question, solution=float(p.answer)) for p in problems]
     return sft, grpo
 
+# %% ../nbs/lib_17_data.ipynb #213f6e6a
 def _distract_fixture(problems: list) -> list:
     "DistractMath rows in the published columns: each problem with one added sentence after its first."
     rows = []
     for i, p in enumerate(problems):
         kind = AUG_TYPES[i % 3]
         first, _, rest = p.question.partition('। ')
-        rows.append(dict(row_index=int(p.meta['row']), original_question=p.question, ground_truth=int(p.answer), augmentation_type=kind,
-                         modified_question=f'{first}। {_ADDED[kind]} {rest}' if rest else f'{p.question} {_ADDED[kind]}',
-                         added_sentences=_ADDED[kind], justification='it is about something the question does not ask', answers_match=True))
+        rows.append(dict(row_index=int(p.meta['row']), original_question=p.question, ground_truth=int(p.answer),
+                         augmentation_type=kind, modified_question=f'{first}। {_ADDED[kind]} {rest}' if rest
+                         else f'{p.question} {_ADDED[kind]}', added_sentences=_ADDED[kind],
+                         justification='it is about something the question does not ask', answers_match=True))
     return rows
 
+# %% ../nbs/lib_17_data.ipynb #0cd53d6a
 def write_hub_fixture(root: str | Path, n: int = 4, n_val: int = 2, cfg: Profile | None = None) -> Path:
     "Write tiny copies of `dipta007/dagger` and `dipta007/DistractMath-Bn` under `root` (published layout and columns); return `root`."
     root = Path(root)
@@ -527,15 +570,18 @@ class SplitNotPrepared(DataError, FileNotFoundError):
 
 def needed_splits(cfg: Profile) -> list[str]:
     "Every split a stage of profile `cfg` evaluates on: evaluation (and its smoke check), SFT before/after and the ablations."
-    names = [*cfg.eval.splits, *cfg.eval.smoke_splits, cfg.sft.eval_split, *cfg.ablation.table3_splits, *(f'mgsm_{l}' for l in cfg.ablation.languages), 'mgsm_en']
+    names = [*cfg.eval.splits, *cfg.eval.smoke_splits, cfg.sft.eval_split, *cfg.ablation.table3_splits,
+             *(f'mgsm_{l}' for l in cfg.ablation.languages), 'mgsm_en']
     return list(dict.fromkeys(n for n in names if n))
 
+# %% ../nbs/lib_17_data.ipynb #6eaf4c07
 def prepare_splits(cfg: Profile, names: list[str]) -> dict:
     "Write the evaluable problems of each split to the dataset folder; return {split: size, or why it was skipped}."
     out, done = layout.output(cfg, 'dataset'), {}
     for name in tqdm(names, desc='prepare splits', leave=False):
         try: recs = evaluable(load_split(name, cfg=cfg), cfg)
-        except DistractMathNotBuilt as e:        # HubUnavailable (data_source = hub) stops the stage: no silent substitute
+        except DistractMathNotBuilt as e:        # HubUnavailable (data_source = hub) stops
+                                                 # the stage: no silent substitute
             done[name] = f'not available: {e}'
             continue
         write_jsonl(out/f'{name}.jsonl', [p.to_dict() for p in recs])

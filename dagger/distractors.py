@@ -39,14 +39,16 @@ _TYPE_TASK = {
 
 _EXAMPLES = {
     ('RED', 'en'): ("1. Sam has 12 marbles. 2. He finds 5 more. 3. How many marbles does Sam have now?", 17,
-                    [("Sam's cousin keeps 30 marbles in a jar.", 1), ("A toy shop nearby sells 9 kinds of marbles.", 2)]),
+                    [("Sam's cousin keeps 30 marbles in a jar.", 1),
+                     ("A toy shop nearby sells 9 kinds of marbles.", 2)]),
     ('OAD', 'en'): ("1. Sam has 12 marbles. 2. He finds 5 more. 3. How many marbles does Sam have now?", 17,
                     [("Each marble weighs 6 grams.", 1), ("It took him 20 minutes to find them.", 2)]),
     ('NEED', 'en'): ("1. Sam has 12 marbles. 2. He finds 5 more. 3. How many marbles does Sam have now?", 17,
                      [("He planned to trade away 4 marbles, but he changed his mind.", 1),
                       ("If the park had been open, he would have found 3 more, but it was closed.", 2)]),
     ('RED', 'bn'): ("1. সামের ১২টি মার্বেল আছে। 2. সে আরও ৫টি মার্বেল পেল। 3. সামের এখন কতটি মার্বেল আছে?", 17,
-                    [("সামের মামাতো ভাইয়ের কাছে ৩০টি মার্বেল আছে।", 1), ("পাশের দোকানে ৯ রকমের মার্বেল বিক্রি হয়।", 2)]),
+                    [("সামের মামাতো ভাইয়ের কাছে ৩০টি মার্বেল আছে।", 1),
+                     ("পাশের দোকানে ৯ রকমের মার্বেল বিক্রি হয়।", 2)]),
     ('OAD', 'bn'): ("1. সামের ১২টি মার্বেল আছে। 2. সে আরও ৫টি মার্বেল পেল। 3. সামের এখন কতটি মার্বেল আছে?", 17,
                     [("প্রতিটি মার্বেল ওজনে ৬ গ্রাম।", 1), ("মার্বেলগুলো খুঁজে পেতে তার ২০ মিনিট লেগেছিল।", 2)]),
     ('NEED', 'bn'): ("1. সামের ১২টি মার্বেল আছে। 2. সে আরও ৫টি মার্বেল পেল। 3. সামের এখন কতটি মার্বেল আছে?", 17,
@@ -54,6 +56,7 @@ _EXAMPLES = {
                       ("যদি পার্ক খোলা থাকত, তাহলে সে আরও ৩টি মার্বেল পেত, কিন্তু পার্ক বন্ধ ছিল।", 2)]),
 }
 
+# %% ../nbs/stage_1_distractors.ipynb #15e14bb1
 def numbered(question: str) -> str:
     "The problem with its sentences numbered from 1."
     return ' '.join(f'{i}. {s}' for i, s in enumerate(split_sentences(question), 1))
@@ -61,6 +64,7 @@ def numbered(question: str) -> str:
 def _fmt_answer(x) -> str:
     return format_number(float(x)) if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
 
+# %% ../nbs/stage_1_distractors.ipynb #0ba02e8e
 def generation_prompt(aug_type: str, question: str, answer, lang: str = 'bn', lo: int = 1, hi: int = 3) -> list[dict]:
     "Chat messages asking for `lo`–`hi` distractor sentences of `aug_type` as JSON with insert positions."
     if aug_type not in _TYPE_TASK: raise DistractorError(f'unknown augmentation type {aug_type!r}; have {AUG_TYPES}')
@@ -69,25 +73,29 @@ def generation_prompt(aug_type: str, question: str, answer, lang: str = 'bn', lo
     ex_q, ex_a, ex_s = _EXAMPLES.get((aug_type, lang), _EXAMPLES[(aug_type, 'en')])
     ex_json = json.dumps({'sentences': [{'sentence': s, 'insert_after': k} for s, k in ex_s]}, ensure_ascii=False)
     user = (f"{_TYPE_TASK[aug_type].format(lo=lo, hi=hi)}\n\nRules:\n"
-            f"- Never repeat, reword or contradict a sentence of the problem; the answer must stay {_fmt_answer(answer)}.\n"
+            f"- Never repeat, reword or contradict a sentence of the problem; the answer must stay "
+            f"{_fmt_answer(answer)}.\n"
             f"- A number you write must not equal the answer and must not be needed to solve the problem.\n"
             f"- Write in {lang_name}. Each sentence must make sense on its own and must not be a question.\n"
-            f"- \"insert_after\" is the number of the problem sentence your sentence goes after (0 = before the first). "
-            f"The question is sentence {q}: use a number below {q}.\n"
+            f"- \"insert_after\" is the number of the problem sentence your sentence goes after (0 = before the "
+            f"first). The question is sentence {q}: use a number below {q}.\n"
             f"- Reply with JSON only: {{\"sentences\": [{{\"sentence\": \"...\", \"insert_after\": 1}}]}}\n\n"
             f"Example problem: {ex_q}\nAnswer: {_fmt_answer(ex_a)}\nJSON: {ex_json}\n\n"
             f"Problem: {numbered(question)}\nAnswer: {_fmt_answer(answer)}\nJSON:")
-    system = f"You add distractor sentences to {lang_name} math word problems without changing their answer. You reply with JSON only."
+    system = (f"You add distractor sentences to {lang_name} math word problems without changing their answer. "
+              f"You reply with JSON only.")
     return [{'role': 'system', 'content': system}, {'role': 'user', 'content': user}]
 
+# %% ../nbs/stage_1_distractors.ipynb #25e86db0
 def verifier_prompt(original: str, modified: str, ground_truth, lang: str = 'bn') -> list[dict]:
     "Chat messages asking whether `modified` still has the answer `ground_truth`."
     user = (f"Sentences were added to a {LANG_NAMES.get(lang, lang)} math word problem. Decide whether the modified "
             f"problem still has exactly the same answer.\n"
             f"Sentences about other people or places, about a different property (price, weight, time, distance), or "
-            f"about events that were cancelled, undone or only imagined do not change the answer. A sentence that adds to, "
-            f"removes from or changes a quantity the solution uses does.\n\n"
-            f"Original problem: {original}\nModified problem: {modified}\nAnswer of the original: {_fmt_answer(ground_truth)}\n\n"
+            f"about events that were cancelled, undone or only imagined do not change the answer. A sentence that adds "
+            f"to, removes from or changes a quantity the solution uses does.\n\n"
+            f"Original problem: {original}\nModified problem: {modified}\nAnswer of the original: "
+            f"{_fmt_answer(ground_truth)}\n\n"
             f"Reply with JSON only: {{\"answers_match\": true or false, \"justification\": \"one short sentence\"}}")
     return [{'role': 'system', 'content': 'You check math word problems carefully. You reply with JSON only.'},
             {'role': 'user', 'content': user}]
@@ -99,6 +107,7 @@ class ResponseError(DistractorError):
         self.kind = kind
         super().__init__(f'{kind}: {msg}' if msg else kind)
 
+# %% ../nbs/stage_1_distractors.ipynb #6209961b
 def extract_json(text: str):
     "The first balanced JSON object in `text` (code fences and chatter around it are ignored)."
     if not isinstance(text, str): raise ResponseError('no_json', f'not text: {type(text).__name__}')
@@ -124,6 +133,7 @@ def extract_json(text: str):
         start = text.find('{', start + 1) if depth else -1
     raise ResponseError('no_json', text[:80])
 
+# %% ../nbs/stage_1_distractors.ipynb #495c2227
 def _as_int(v) -> int:
     if isinstance(v, bool): raise ValueError(v)
     if isinstance(v, int): return v
@@ -147,7 +157,7 @@ def parse_sentences(text: str, max_sentences: int = 3) -> list[dict]:
         out.append({'sentence': it['sentence'].strip(), 'insert_after': k})
     return out
 
-
+# %% ../nbs/stage_1_distractors.ipynb #58b78f08
 def check_added(items: list[dict], question: str, answer, lang: str = 'bn') -> list[dict]:
     "Check generated sentences against the problem; end each with a full stop; raises `ResponseError` on a bad one."
     orig = {_norm(s) for s in split_sentences(question)}
@@ -155,25 +165,29 @@ def check_added(items: list[dict], question: str, answer, lang: str = 'bn') -> l
     for it in items:
         s = it['sentence']
         if '?' in s: raise ResponseError('question_sentence', s[:60])
-        if _norm(s) in orig or (len(_norm(s)) > 10 and _norm(s) in _norm(question)): raise ResponseError('restates', s[:60])
+        if _norm(s) in orig or (len(_norm(s)) > 10 and _norm(s) in _norm(question)):
+            raise ResponseError('restates', s[:60])
         if _norm(s) in seen: raise ResponseError('duplicate', s[:60])
         if len(split_sentences(s)) != 1: raise ResponseError('not_one_sentence', s[:60])
         if lang == 'bn' and not re.search('[\u0980-\u09ff]', s): raise ResponseError('wrong_language', s[:60])
         try: ans = float(answer)
         except (TypeError, ValueError): ans = None
-        if ans is not None and any(math.isclose(n.value, ans, rel_tol=1e-9, abs_tol=1e-9) for n in extract_numbers(s, ones=False)):
+        if ans is not None and any(math.isclose(n.value, ans, rel_tol=1e-9, abs_tol=1e-9)
+                                   for n in extract_numbers(s, ones=False)):
             raise ResponseError('states_answer', s[:60])
         seen.add(_norm(s))
         if not re.search(r'[।.!]["”’)]*$', s): s = s + ('।' if lang == 'bn' else '.')
         out.append({**it, 'sentence': s})
     return out
 
+# %% ../nbs/stage_1_distractors.ipynb #4bdfde03
 def parse_verdict(text: str) -> dict:
     "`answers_match` (bool) and `justification` (str) from a verifier reply; raises `ResponseError` if malformed."
     obj = extract_json(text)
     if not isinstance(obj, dict) or 'answers_match' not in obj: raise ResponseError('no_verdict', str(obj)[:80])
     v = obj['answers_match']
-    if isinstance(v, str) and v.strip().lower() in ('true', 'yes', 'false', 'no'): v = v.strip().lower() in ('true', 'yes')
+    if isinstance(v, str) and v.strip().lower() in ('true', 'yes', 'false', 'no'):
+        v = v.strip().lower() in ('true', 'yes')
     if not isinstance(v, bool): raise ResponseError('bad_verdict', repr(v)[:40])
     return {'answers_match': v, 'justification': str(obj.get('justification', '')).strip()}
 
@@ -184,10 +198,12 @@ def _generate_parsed(backend, prompts: list, sampling, parse, max_tries: int, st
     last_err = {}
     for attempt in range(max_tries):
         if not pending: break
-        s = replace(sampling, seed=sampling.seed + attempt, temperature=sampling.temperature if attempt == 0 else max(sampling.temperature, 0.7))
+        s = replace(sampling, seed=sampling.seed + attempt, temperature=sampling.temperature if attempt == 0
+                    else max(sampling.temperature, 0.7))
         outs = backend.generate([prompts[i] for i in pending], s)
         stats[f'{prefix}_calls'] = stats.get(f'{prefix}_calls', 0) + len(pending)
-        stats[f'{prefix}_cached'] = stats.get(f'{prefix}_cached', 0) + sum(bool(getattr(o[0], 'cached', False)) for o in outs)
+        stats[f'{prefix}_cached'] = stats.get(f'{prefix}_cached', 0) + sum(bool(getattr(o[0], 'cached', False))
+                                                                           for o in outs)
         still = []
         for i, o in zip(pending, outs):
             try:
@@ -203,16 +219,20 @@ def _generate_parsed(backend, prompts: list, sampling, parse, max_tries: int, st
         stats[key] = stats.get(key, 0) + 1
     return results
 
+# %% ../nbs/stage_1_distractors.ipynb #c6732e0a
 def llm_verify(records: list[dict], backend, sampling=None, max_tries: int = 3) -> tuple[list, dict]:
     "The verifier's verdict (`answers_match`, `justification`) on each record, `None` where every reply was malformed; and counts."
     sampling = sampling or Sampling(max_new_tokens=128)
     stats = {}
-    prompts = [verifier_prompt(r['original_question'], r['modified_question'], r['ground_truth'], r.get('lang', 'bn')) for r in records]
-    verdicts = _generate_parsed(backend, prompts, sampling, lambda j, text: parse_verdict(text), max_tries, stats, 'verify')
+    prompts = [verifier_prompt(r['original_question'], r['modified_question'], r['ground_truth'], r.get('lang', 'bn'))
+               for r in records]
+    verdicts = _generate_parsed(backend, prompts, sampling, lambda j, text: parse_verdict(text), max_tries, stats,
+                                'verify')
     stats['verified_match'] = sum(bool(v and v['answers_match']) for v in verdicts)
     stats['verified_mismatch'] = sum(bool(v and not v['answers_match']) for v in verdicts)
     return verdicts, stats
 
+# %% ../nbs/stage_1_distractors.ipynb #e3728513
 def llm_augment(problems: list, backend, types=AUG_TYPES, sampling=None, max_tries: int = 3, model: str = 'llm',
                 verify: bool = True) -> tuple[list[dict], dict]:
     "Augment `problems` (with `id, question, answer, lang`) by the paper's pipeline; returns (kept records, stats)."
@@ -229,11 +249,14 @@ def llm_augment(problems: list, backend, types=AUG_TYPES, sampling=None, max_tri
         if items is None: continue
         q = _get(p, 'question')
         modified, used = insert_sentences(q, [(it['sentence'], it['insert_after']) for it in items])
-        stats['positions_clamped'] = stats.get('positions_clamped', 0) + sum(u != it['insert_after'] for u, it in zip(used, items))
-        cands.append(dict(row_index=(_get(p, 'meta') or {}).get('row', i), id=_get(p, 'id'), original_question=q, modified_question=modified,
-                          ground_truth=_get(p, 'answer'), augmentation_type=t, added_sentences=[it['sentence'] for it in items],
-                          insert_after=used, lang=_get(p, 'lang', 'bn'), source=_get(p, 'source'),
-                          distractor_values=sorted({n.value for it in items for n in extract_numbers(it['sentence'], ones=False)}),
+        stats['positions_clamped'] = stats.get('positions_clamped', 0) + sum(u != it['insert_after']
+                                                                             for u, it in zip(used, items))
+        cands.append(dict(row_index=(_get(p, 'meta') or {}).get('row', i), id=_get(p, 'id'), original_question=q,
+                          modified_question=modified, ground_truth=_get(p, 'answer'), augmentation_type=t,
+                          added_sentences=[it['sentence'] for it in items], insert_after=used,
+                          lang=_get(p, 'lang', 'bn'), source=_get(p, 'source'),
+                          distractor_values=sorted({n.value for it in items
+                                                    for n in extract_numbers(it['sentence'], ones=False)}),
                           n_distractors=len(items), generator=f'llm:{model}'))
     stats['generated'] = len(cands)
     if not verify:
@@ -256,7 +279,8 @@ SOURCES = ('mgsm_bn', 'msvamp_bn', 'mgsm_en', 'msvamp_en')
 SIZES = {2: 0.4, 3: 0.6}
 
 def _failure(p, t: str, e: DistractorError) -> dict:
-    return dict(id=_get(p, 'id'), type=t, reasons=' | '.join(k for k, v in SHORTFALL.items() if v in str(e)), error=str(e))
+    return dict(id=_get(p, 'id'), type=t, reasons=' | '.join(k for k, v in SHORTFALL.items() if v in str(e)),
+                error=str(e))
 
 def build_typed(problems: list, seed: int = 0, sizes: dict = SIZES) -> tuple[list[dict], list[dict]]:
     "One record per (problem, type) with a seeded number of sentences; returns (records, failures)."
@@ -268,6 +292,7 @@ def build_typed(problems: list, seed: int = 0, sizes: dict = SIZES) -> tuple[lis
             except DistractorError as e: fails.append(_failure(p, t, e))
     return recs, fails
 
+# %% ../nbs/stage_1_distractors.ipynb #a9b3f006
 def build_dose(problems: list, seed: int = 0, max_k: int = 5) -> tuple[list[dict], list[dict]]:
     "One record per problem with `1 + row % max_k` distractors of cycling types; returns (records, failures)."
     recs, fails = [], []
@@ -278,6 +303,7 @@ def build_dose(problems: list, seed: int = 0, max_k: int = 5) -> tuple[list[dict
         except DistractorError as e: fails.append(_failure(p, 'MIXED', e))
     return recs, fails
 
+# %% ../nbs/stage_1_distractors.ipynb #0bd03e57
 def distractmath_dir(cfg=None) -> Path:
     "The generated DistractMath folder this stage writes (staged when the pipeline runs it)."
     return layout.generated_output('distractmath', cfg)
@@ -294,6 +320,7 @@ def build_all(cfg=None, seed: int = 0, sources=SOURCES, out: Path | None = None)
             res[name] = (recs, fails)
     return res
 
+# %% ../nbs/stage_1_distractors.ipynb #dc56c569
 def summary_table(res: dict):
     "Table-11 style: records, problems, records per type, distractors per problem (mean/min/max), shortfalls, failures, check errors."
     import pandas as pd
@@ -301,11 +328,12 @@ def summary_table(res: dict):
     for name, (recs, fails) in res.items():
         n = [r['n_distractors'] for r in recs]
         types = {t: sum(r['augmentation_type'] == t for r in recs) for t in (*AUG_TYPES, 'MIXED')}
-        rows.append(dict(split=name.removesuffix('.jsonl'), records=len(recs), problems=len({r['id'] for r in recs}), **types,
-                         distractors_mean=round(sum(n) / len(n), 2) if n else None, distractors_min=min(n, default=None),
-                         distractors_max=max(n, default=None), requested_mean=round(sum(r['n_requested'] for r in recs) / len(recs), 2) if recs else None,
-                         fewer_than_asked=sum(r['n_distractors'] < r['n_requested'] for r in recs),
-                         failed=len(fails), check_errors=sum(bool(check_record(r)) for r in recs)))
+        rows.append(dict(split=name.removesuffix('.jsonl'), records=len(recs), problems=len({r['id'] for r in recs}),
+                         **types, distractors_mean=round(sum(n) / len(n), 2) if n else None,
+                         distractors_min=min(n, default=None), distractors_max=max(n, default=None),
+                         requested_mean=round(sum(r['n_requested'] for r in recs) / len(recs), 2) if recs else None,
+                         fewer_than_asked=sum(r['n_distractors'] < r['n_requested'] for r in recs), failed=len(fails),
+                         check_errors=sum(bool(check_record(r)) for r in recs)))
     return pd.DataFrame(rows)
 
 def shortfall_table(res: dict):
@@ -314,33 +342,39 @@ def shortfall_table(res: dict):
     rows = []
     for name, (recs, fails) in res.items():
         for k in SHORTFALL:
-            rows.append(dict(split=name.removesuffix('.jsonl'), reason=k, missing_in_records=sum(r['shortfall'].get(k, 0) for r in recs),
+            rows.append(dict(split=name.removesuffix('.jsonl'), reason=k,
+                             missing_in_records=sum(r['shortfall'].get(k, 0) for r in recs),
                              records_left_out=sum(k in f['reasons'].split(' | ') for f in fails), meaning=SHORTFALL[k]))
     return pd.DataFrame(rows)
-
 
 # %% ../nbs/stage_1_distractors.ipynb #79c8f046
 def _md_table(df) -> str:
     cols = list(df.columns)
-    return '\n'.join(['| ' + ' | '.join(cols) + ' |', '|' + '---|' * len(cols)] + ['| ' + ' | '.join(str(r[c]) for c in cols) + ' |' for _, r in df.iterrows()])
+    return '\n'.join(['| ' + ' | '.join(cols) + ' |', '|' + '---|' * len(cols)]
+                     + ['| ' + ' | '.join(str(r[c]) for c in cols) + ' |' for _, r in df.iterrows()])
 
+# %% ../nbs/stage_1_distractors.ipynb #56d23f9d
 REVIEW_COLS = ('grammatical', 'plausible', 'right_type', 'answer_preserving')
 
 def review_table(path: Path, res: dict):
     "Per source and type, the share of reviewed sentences judged grammatical, plausible, of their type, and all four (with n); only sentences still in this build count."
     import pandas as pd
     d = pd.read_csv(path)
-    have = {(r['id'], r['augmentation_type'], s) for recs, _ in res.values() for r in recs for s in r['added_sentences']}
+    have = {(r['id'], r['augmentation_type'], s) for recs, _ in res.values() for r in recs
+            for s in r['added_sentences']}
     d = d[[(a, b, c) in have for a, b, c in zip(d['id'], d['type'], d['sentence'])]].copy()
     d['all_four'] = d[list(REVIEW_COLS)].min(axis=1)
     rows = []
     for (src, ty), g in [*d.groupby(['source', 'type']), (('all', 'all'), d)]:
         k, n = int(g['all_four'].sum()), len(g)
         lo, hi = wilson(k, n) if n else (float('nan'), float('nan'))
-        rows.append(dict(source=src, type=ty, n=n, **{c: round(100 * g[c].mean()) for c in ('grammatical', 'plausible', 'right_type')},
-                         all_four=round(100 * k / n) if n else None, ci95=f'{100 * lo:.0f}-{100 * hi:.0f}', smoke=n < 30))
+        rows.append(dict(source=src, type=ty, n=n,
+                         **{c: round(100 * g[c].mean()) for c in ('grammatical', 'plausible', 'right_type')},
+                         all_four=round(100 * k / n) if n else None, ci95=f'{100 * lo:.0f}-{100 * hi:.0f}',
+                         smoke=n < 30))
     return pd.DataFrame(rows)
 
+# %% ../nbs/stage_1_distractors.ipynb #2d511014
 def write_data_card(table, shortfalls, path: Path, seed: int, review=None):
     "The data card of generated/distractmath (fields, provenance, the summary and shortfall tables)."
     short = shortfalls[(shortfalls.missing_in_records > 0) | (shortfalls.records_left_out > 0)].drop(columns='meaning')
@@ -402,14 +436,15 @@ Reasons: {'; '.join(f'`{k}`: {v}' for k, v in SHORTFALL.items())}.
 """
     atomic_write_text(path, text)
 
+# %% ../nbs/stage_1_distractors.ipynb #138a9248
 def _review_text(review) -> str:
     if review is None or not len(review): return 'No review of this build yet.'
-    return (f"`review_bn.csv` holds one row per sentence of a seeded sample of Bangla records (30 MGSM-bn and 30 MSVAMP-bn) "
-            f"of this build, each judged grammatical, plausible, of its declared type and answer-preserving, with an English "
-            f"gloss and a note on every failure. Sentences of one record are not independent, so the intervals (Wilson, per "
-            f"sentence) are optimistic; cells with n < 30 are smoke. The judge was the engineer who wrote the rules, reading "
-            f"as a Bangla speaker would; a native speaker's review is still to come.\n\n" + _md_table(review))
-
+    return (f"`review_bn.csv` holds one row per sentence of a seeded sample of Bangla records (30 MGSM-bn and 30 "
+            f"MSVAMP-bn) of this build, each judged grammatical, plausible, of its declared type and "
+            f"answer-preserving, with an English gloss and a note on every failure. Sentences of one record are not "
+            f"independent, so the intervals (Wilson, per sentence) are optimistic; cells with n < 30 are smoke. The "
+            f"judge was the engineer who wrote the rules, reading as a Bangla speaker would; a native speaker's review "
+            f"is still to come.\n\n" + _md_table(review))
 
 # %% ../nbs/stage_1_distractors.ipynb #7c69fe72
 def examples_table(recs: list[dict]) -> str:

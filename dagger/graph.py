@@ -22,6 +22,7 @@ _FMAX = sys.float_info.max
 
 def _err(kind, msg=''): raise ExecutionError(kind, msg)
 
+# %% ../nbs/lib_09_graph.ipynb #ee58298b
 def _sum(xs):
     "The exact sum, rounded once (`fsum`; exact fractions when a partial sum overflows although the total may not)."
     try: return math.fsum(xs)
@@ -31,11 +32,13 @@ def _mean(xs):
     try: return math.fsum(xs) / len(xs)
     except OverflowError: return float(sum(map(Fraction, xs)) / len(xs))
 
+# %% ../nbs/lib_09_graph.ipynb #9e89c7c6
 def _mul(xs):
     "The exact product, rounded once (two factors: one IEEE multiplication; more: integer mantissas times a power of two)."
     if len(xs) == 2: return xs[0] * xs[1]
     if 0.0 in xs: return 0.0
-    if all(x.is_integer() and abs(x) < 2**53 for x in xs):   # whole numbers: Python's exact product, rounded once by float()
+    if all(x.is_integer() and abs(x) < 2**53 for x in xs):   # whole numbers: Python's exact product,
+                                                             # rounded once by float()
         p = math.prod(map(int, xs))
         if p.bit_length() <= 1000: return float(p)
     parts = [math.frexp(x) for x in xs]
@@ -47,6 +50,7 @@ def _mul(xs):
     p = ints[0] / (1 << 53 * k - e) if 53 * k >= e else float(ints[0] << e - 53 * k)  # int division rounds once
     return -p if sum(m < 0 for m, _ in parts) % 2 else p
 
+# %% ../nbs/lib_09_graph.ipynb #1aaaf8b7
 def _div(xs):
     a, b = xs
     return a / b if b != 0 else _err('division_by_zero', f'{a} / 0')
@@ -59,6 +63,7 @@ def _sqrt(xs):
     x = xs[0]
     return math.sqrt(x) + 0.0 if x >= 0 else _err('sqrt_negative', f'sqrt({x})')  # + 0.0: sqrt(-0.0) is 0.0
 
+# %% ../nbs/lib_09_graph.ipynb #23c1fb16
 def _round(xs):
     "Round half away from zero."
     x = xs[0]
@@ -77,6 +82,7 @@ def _pow(xs):
     if e * math.log10(abs(b)) > POW_MAX_LOG10: _err('pow_bounds', f'{b} ** {e} exceeds 1e{POW_MAX_LOG10}')
     return b ** e
 
+# %% ../nbs/lib_09_graph.ipynb #189b4f1d
 def _ints(xs, op):
     for x in xs:
         if not x.is_integer(): _err('non_integral', f'{op} needs integers, got {x}')
@@ -91,6 +97,7 @@ def _lcm(xs):
         if r > _FMAX: _err('non_finite', 'lcm too large')
     return float(r)
 
+# %% ../nbs/lib_09_graph.ipynb #c62ee8c7
 FUNCS = {
     'identity': lambda xs: xs[0], 'add': _sum, 'sum': _sum, 'mul': _mul, 'mean': _mean,
     'sub': lambda xs: xs[0] - xs[1], 'div': _div, 'mod': _mod, 'pow': _pow, 'sqrt': _sqrt,
@@ -128,7 +135,8 @@ class Graph:
 # %% ../nbs/lib_09_graph.ipynb #6a462178
 def _bad(n: dict, name: str, v):
     i = n.get('id')
-    raise ParseError('schema', f'node {describe(i)}: {name} {describe(v)} is not allowed', node=i if type(i) is str else None)
+    raise ParseError('schema', f'node {describe(i)}: {name} {describe(v)} is not allowed', node=i if type(i) is str
+                     else None)
 
 def _val(n: dict):
     v = n.get('val')
@@ -137,6 +145,7 @@ def _val(n: dict):
     try: return float(v)
     except OverflowError: return math.inf if v > 0 else -math.inf  # execution refuses it as `bad_const`
 
+# %% ../nbs/lib_09_graph.ipynb #bed3bdae
 _EMPTY = (('op', ''), ('args', []), ('distractor', False), ('label', ''))
 
 def _node(n) -> dict:
@@ -150,6 +159,7 @@ def _node(n) -> dict:
     if type(label) is not str: _bad(n, 'label', label)
     return {'id': n['id'], 'op': op, 'args': list(args), 'val': _val(n), 'distractor': dis, 'label': label}
 
+# %% ../nbs/lib_09_graph.ipynb #c57a8841
 def from_obj(obj, strict: bool = False, repairs: list | None = None) -> Graph:
     "Validate and normalise a decoded graph object `{'nodes': [...]}` (lenient: repair it first, naming the repairs)."
     repairs = [] if repairs is None else repairs
@@ -186,6 +196,7 @@ class _Doc(msgspec.Struct, gc=False):
 
 _decode_doc = msgspec.json.Decoder(_Doc).decode
 
+# %% ../nbs/lib_09_graph.ipynb #ffde0446
 def _fast_graph(text: str) -> Graph | None:
     "The graph in the first closed ```json fence if it needs no repair, decoded into typed records in one pass; else None."
     i = text.find('```json')
@@ -196,10 +207,13 @@ def _fast_graph(text: str) -> Graph | None:
     ids = {r.id for r in recs}
     if len(ids) != len(recs) or 'final_result' not in ids: return None
     if not all(map(_as_written, {r.op for r in recs} - _OPS)): return None
-    if not all(text_number(a) is None for a in set(chain.from_iterable(filter(None, map(_ARGS, recs)))) - ids): return None
-    return Graph([{'id': r.id, 'op': r.op, 'args': r.args or [], 'val': r.val, 'distractor': bool(r.distractor), 'label': r.label or ''}
+    if not all(text_number(a) is None for a in set(chain.from_iterable(filter(None, map(_ARGS, recs)))) - ids):
+        return None
+    return Graph([{'id': r.id, 'op': r.op, 'args': r.args or [], 'val': r.val, 'distractor': bool(r.distractor),
+                   'label': r.label or ''}
                   for r in recs])
 
+# %% ../nbs/lib_09_graph.ipynb #0f886fb0
 _OPS, _ARGS = frozenset(OPS), operator.attrgetter('args')
 
 def _as_written(op) -> bool:
@@ -232,18 +246,21 @@ EXECUTION_KINDS = ('missing_node', 'cycle', 'unknown_op', 'arity', 'bad_const', 
 def _const(node):
     v = node['val']
     if type(v) is not float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)): _err('bad_const', f'const without a numeric val ({describe(v)})')
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            _err('bad_const', f'const without a numeric val ({describe(v)})')
         try: v = float(v)
         except OverflowError: _err('bad_const', 'val too large')
     if not -_FMAX <= v <= _FMAX: _err('bad_const', f'val {v} is not finite')
     return v
 
+# %% ../nbs/lib_09_graph.ipynb #1b6f58a5
 _ARITY = {op: (lo, sys.maxsize if hi is None else hi) for op, (lo, hi) in OPS.items()}
 
 def _arity_error(op, n):
     lo, hi = OPS[op]
     _err('arity', f'{op} takes {lo}' + ('' if lo == hi else f' to {hi or "any number of"}') + f' args, got {n}')
 
+# %% ../nbs/lib_09_graph.ipynb #a092b102
 _GREY = object()  # marks a node whose value is being computed
 
 def execute(graph: Graph) -> float:
@@ -267,12 +284,15 @@ def execute(graph: Graph) -> float:
                 if lo == 0: vals[nid] = _const(node); stack.pop(); continue
                 vals[nid] = _GREY
                 k = 0
-            while k < len(args):  # arguments left to right: constants on the spot, anything else gets a frame of its own
+            while k < len(args):  # arguments left to right: constants on the spot,
+                                  # anything else gets a frame of its own
                 a = args[k]
                 va = vals.get(a)
                 if va is None:
                     c = idx.get(a)
-                    if c is None: nid = a; _err('missing_node', f'{describe(a)} is used by {describe(node["id"])} but not defined')
+                    if c is None:
+                        nid = a
+                        _err('missing_node', f'{describe(a)} is used by {describe(node["id"])} but not defined')
                     if c['op'] != 'const' or c['args']: frame[1] = k; stack.append([c, -1]); break
                     nid = a
                     vals[a] = _const(c)
@@ -290,7 +310,8 @@ def execute(graph: Graph) -> float:
     except OverflowError as e: raise ExecutionError('non_finite', str(e), nid) from None
     except ZeroDivisionError as e: raise ExecutionError('division_by_zero', str(e), nid) from None
     except ValueError as e: raise ExecutionError('non_real', str(e), nid) from None
-    except (TypeError, KeyError, AttributeError) as e: raise ExecutionError('malformed', f'not a normalised graph ({e})', nid) from None
+    except (TypeError, KeyError, AttributeError) as e:
+        raise ExecutionError('malformed', f'not a normalised graph ({e})', nid) from None
     return vals['final_result']
 
 # %% ../nbs/lib_09_graph.ipynb #5ce56a5b
@@ -391,11 +412,12 @@ def _layers(graph: Graph, idx: dict) -> dict:
             for u in G.predecessors(v): depth[v] = max(depth[v], depth[u] + 1)
     return depth
 
+# %% ../nbs/lib_09_graph.ipynb #6acbb68d
 _STYLES = {'const': dict(fc='#dbe9f6', ec='#2b6cb0', ls='-'), 'op': dict(fc='#fde2c8', ec='#c05621', ls='-'),
            'final': dict(fc='#d4edda', ec='#2f855a', ls='-'), 'distractor': dict(fc='#eeeeee', ec='#9e9e9e', ls='--'),
            'unused': dict(fc='#f7f7f7', ec='#bdbdbd', ls=':'), 'misused': dict(fc='#eeeeee', ec='#c53030', ls='--')}
-_LEGEND = {'const': 'active constant', 'op': 'operation', 'distractor': 'distractor (filtered)', 'final': 'final result',
-           'unused': 'unused, not marked distractor', 'misused': 'marked distractor, but used'}
+_LEGEND = {'const': 'active constant', 'op': 'operation', 'distractor': 'distractor (filtered)',
+           'final': 'final result', 'unused': 'unused, not marked distractor', 'misused': 'marked distractor, but used'}
 
 def _box(n: dict, dead: set, value, status) -> tuple[str, str]:
     "The style kind and the text of one node's box."
@@ -409,6 +431,7 @@ def _box(n: dict, dead: set, value, status) -> tuple[str, str]:
     elif n['id'] in dead: kind = 'unused'
     return kind, text
 
+# %% ../nbs/lib_09_graph.ipynb #2ce0971c
 def _positions(rows: dict, width: dict, idx: dict) -> dict:
     "x, y of every box: the inputs packed side by side, every later node under the mean of its arguments, no overlaps."
     pos = {}
@@ -418,7 +441,8 @@ def _positions(rows: dict, width: dict, idx: dict) -> dict:
             x = -sum(width[i] for i in ids) / 2
             for i in ids: pos[i] = (x + width[i] / 2, 0); x += width[i]
             continue
-        want = {i: sum(pos[a][0] for a in idx[i]['args'] if a in pos) / max(1, sum(a in pos for a in idx[i]['args'])) for i in ids}
+        want = {i: sum(pos[a][0] for a in idx[i]['args'] if a in pos) / max(1, sum(a in pos for a in idx[i]['args']))
+                for i in ids}
         right = -math.inf
         for i in sorted(ids, key=want.get):
             x = max(want[i], right + width[i] / 2)
@@ -426,6 +450,7 @@ def _positions(rows: dict, width: dict, idx: dict) -> dict:
             right = x + width[i] / 2
     return pos
 
+# %% ../nbs/lib_09_graph.ipynb #0397bcd0
 def plot_graph(graph, ax=None, title: str | None = None):
     "Draw the graph as in the paper's Figure 1: inputs → operations → final_result; distractors set apart."
     import matplotlib.pyplot as plt
@@ -458,8 +483,10 @@ def plot_graph(graph, ax=None, title: str | None = None):
     ax.set_xlim(lo - 1, hi + 1)
     ax.set_ylim(-(nrow - 1) - 0.6, 0.6)
     ax.axis('off')
-    shown = ['const', 'op', 'distractor', 'final'] + [k for k in ('unused', 'misused') if any(b[0] == k for b in boxes.values())]
+    shown = ['const', 'op', 'distractor', 'final'] + [k for k in ('unused', 'misused')
+                                                      if any(b[0] == k for b in boxes.values())]
     ax.legend(handles=[Patch(label=_LEGEND[k], **_STYLES[k]) for k in shown], loc='upper center',
               bbox_to_anchor=(0.5, 0.0), ncol=len(shown), fontsize=8, frameon=False)
-    ax.set_title(title or f'{len(g.nodes)} nodes, |V_op| = {op_count(g)}, result = ' + (_fmt(value) if value is not None else status), fontsize=10)
+    ax.set_title(title or f'{len(g.nodes)} nodes, |V_op| = {op_count(g)}, result = '
+                 + (_fmt(value) if value is not None else status), fontsize=10)
     return ax

