@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import orjson
-from dagger.graph import GraphError, parse, execute, reward, format_graph, from_obj, _fast_graph
+from dagger.graph import GraphError, parse, execute, reward, format_graph, from_obj, _fast_graph, _decode_doc
 from dagger.repair import find_payload, loads
 
 BN = ['মিনার কলম', 'রাজুর কলম', 'প্রতিটির দাম', 'মোট টাকা', 'বাকি আপেল', 'দিনের সংখ্যা', 'ঘণ্টা', 'মোট দূরত্ব']
@@ -143,6 +143,10 @@ def run_orjson_fresh(texts):
         try: orjson.loads(t[t.find('```json') + 7:t.rfind('```')])
         except ValueError: pass
 
+def run_typed_decode(payloads):
+    "The fast path's first step alone: msgspec decoding straight into typed records (C, no Python per node)."
+    for p in payloads: _decode_doc(p)
+
 def run_parse(texts):
     for t in texts:
         try: parse(t)
@@ -206,10 +210,16 @@ def main(argv=None):
     for t in texts:
         try: graphs.append(parse(t))
         except GraphError: pass
+    fast = [_fast_graph(t) is not None for t in texts]
+    split = {k: ([t for t, f in zip(texts, fast) if f == want], [p for p, f in zip(payloads, fast) if f == want])
+             for k, want in (('fast-path texts', True), ('other texts', False))}
     cases = [('json.loads (floor)', run_json, payloads), ('fence + orjson.loads', run_orjson_fresh, texts),
              ('parse (lenient)', run_parse, texts), ('execute (parsed graphs)', run_execute, graphs),
              ('parse+execute', run_parse_execute, texts), ('parse+execute, full path only', run_full_execute, texts),
              ('reward (strict parse+execute+check)', run_reward, texts)]
+    for k, (ts, ps) in split.items():   # where the time goes: each share of the corpus against json.loads on its own payloads
+        cases += [(f'json.loads, {k}', run_json, ps), (f'parse+execute, {k}', run_parse_execute, ts)]
+    cases.append(('typed decode, fast-path texts', run_typed_decode, split['fast-path texts'][1]))
     times = {name: [] for name, _, _ in cases}
     for _ in range(a.repeats):  # interleaved rounds: a shared, busy machine slows all cases alike
         for name, fn, items in cases: times[name].append(one_pass(fn, items))
@@ -221,11 +231,14 @@ def main(argv=None):
     ratios = [j / p for j, p in zip(times['json.loads (floor)'], times['parse+execute'])]
     result = {'corpus': {'n': len(texts), 'seed': a.seed, 'outcomes': outcomes, 'mean_chars': sum(sizes) / len(sizes),
                          'nodes': '5-40', 'mix': f'{a.mix} percent valid, repairable, broken (by generation)',
-                         'fast_path': sum(_fast_graph(t) is not None for t in texts)},
+                         'fast_path': sum(fast)},
               'repeats': a.repeats, 'statistic': 'median CPU seconds (time.process_time) per pass over interleaved rounds',
               'graphs_per_s': {'parse_execute': ours, 'json_loads': floor}, 'ratio': ours / floor,
               'fast_path_speedup': ours / rows['parse+execute, full path only']['graphs_per_s'],
               'ratio_per_round': ratios, 'load_average': os.getloadavg(),
+              'by_share': {k: {'texts': len(ts), 'ratio': rows[f'json.loads, {k}']['seconds'] / rows[f'parse+execute, {k}']['seconds'],
+                               'share_of_parse_execute_time': rows[f'parse+execute, {k}']['seconds'] / rows['parse+execute']['seconds']}
+                           for k, (ts, _) in split.items()},
               'breakdown': rows, 'machine': machine(),
               'time': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}
     print(f"corpus: {len(texts)} outputs (seed {a.seed}), mean {result['corpus']['mean_chars']:.0f} chars; outcomes {outcomes}")
@@ -234,6 +247,8 @@ def main(argv=None):
     print(f"ratio parse+execute / json.loads = {result['ratio']:.2f}  (target >= 0.6; per round {min(ratios):.2f}-{max(ratios):.2f};"
           f" load average {os.getloadavg()[0]:.1f})")
     print(f"the fast path: {result['corpus']['fast_path']} of {len(texts)} texts; parse+execute {result['fast_path_speedup']:.2f}x the full path alone")
+    for k, b in result['by_share'].items():
+        print(f"{k}: {b['texts']} texts, ratio to json.loads on the same payloads {b['ratio']:.2f}, {100 * b['share_of_parse_execute_time']:.0f}% of the time")
     out = Path(a.out); out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + '\n', encoding='utf-8')
     print(f'wrote {out}')
