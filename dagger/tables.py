@@ -177,15 +177,15 @@ def short_model(model: str) -> str:
 PHASE_SUFFIX = {'untrained': '', 'sft': ' SFT', 'grpo': ' SFT→GRPO'}
 RECORD_FIELDS = ('method', 'split', 'base_model', 'phase')
 
-def load_runs(cfg, verbose: bool = True, folder: str = 'eval', committed: bool = False) -> tuple[pd.DataFrame,
-        list[Path]]:
+def load_runs(cfg, verbose: bool = True, folder: str = 'eval', committed: bool = False,
+              dest: Path | None = None) -> tuple[pd.DataFrame, list[Path]]:
     """All evaluation records of profile `cfg` (in results folder `folder`: 'eval', or 'eval_smoke' for the smoke check;
-    with `committed`, their copies published under runs/<profile>/records) with run, phase, family, system, params_b,
-    dataset, lang, kind; and the files read."""
-    files = layout.record_files(cfg, folder, committed)
+    with `committed`, their copies published under runs/<profile>/records, or under `dest`) with run, phase, family,
+    system, params_b, dataset, lang, kind; and the files read."""
+    files = layout.record_files(cfg, folder, committed, dest)
     if not files:
         if verbose: print(f'no evaluation runs in '
-                          f'{_rel(layout.records_dir(cfg) if committed else layout.path(cfg, folder))}')
+                          f'{_rel(Path(dest or layout.records_dir(cfg)) if committed else layout.path(cfg, folder))}')
         return pd.DataFrame(), []
     rows, read = [], []
     for run, f in files:
