@@ -206,10 +206,9 @@ def _load_vllm(model: str, tensor_parallel_size: int, seed: int, kwargs: tuple):
     if left := holding(): raise HandOffError(f'a vLLM engine for {model} cannot start: still alive: {", ".join(left)}')
     try: from vllm import LLM
     except ImportError as e: raise BackendError(NO_VLLM) from e
-    if not _cuda():   # the CPU build: its KV cache (GiB) and every core for its engine process (vLLM's own default is
-                      # one thread)
+    if not _cuda():   # the CPU build: its KV cache (GiB), and on a small machine every core for its worker
         os.environ.setdefault('VLLM_CPU_KVCACHE_SPACE', '4')
-        os.environ.setdefault('OMP_NUM_THREADS', str(os.cpu_count() or 1))
+        if (os.cpu_count() or 1) <= 4: os.environ.setdefault('VLLM_CPU_NUM_OF_RESERVED_CPU', '0')
     path = resolve_model(model)
     _ENGINE['llm'] = LLM(model=path, tensor_parallel_size=tensor_parallel_size, seed=seed,
                          **(text_only_engine(path) | dict(kwargs)))
