@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 import pandas as pd
 from . import graph as G
-from .config import project_root, write_json, write_jsonl, read_jsonl, atomic_write_text, run_info, METHODS, PHASES
+from .config import project_root, write_json, write_jsonl, read_jsonl, atomic_write_text, run_info, METHODS, PHASES, EVAL_PHASES
 from .numbers import extract_numbers, to_ascii_digits
 from . import layout
 from .llm import Sampling, backend_from_profile, get_backend, cache_dir
@@ -25,9 +25,9 @@ import dataclasses
 __all__ = ['BUDGETS', 'PROMPTS', 'STUDENT_BUDGET', 'KEYS', 'EVAL_TABLES', 'TRAINED_FOLDERS', 'signed_numbers', 'extract_answer',
            'extract_boxed', 'score_text', 'known_distractors', 'budget', 'run_method', 'parse_score', 'run_got',
            'distractor_prf', 'intervals', 'summarize', 'original_split', 'deltas', 'weighted', 'type_errors',
-           'run_name', 'write_results', 'load_splits', 'evaluate', 'phase_model', 'phase_backend', 'run_eval',
-           'system_cells', 'system_model', 'system_backend', 'run_system', 'evaluate_profile', 'paired_accuracy',
-           'paired_comparisons']
+           'run_name', 'write_results', 'load_splits', 'evaluate', 'phase_model', 'record_phase', 'phase_backend',
+           'run_eval', 'system_cells', 'system_model', 'system_backend', 'run_system', 'evaluate_profile',
+           'paired_accuracy', 'paired_comparisons']
 
 # %% ../nbs/lib_18_eval.ipynb #f0514462
 def signed_numbers(text: str, words: bool = False) -> list[tuple[float, int, int]]:
@@ -339,9 +339,14 @@ def evaluate(backend, methods, splits: dict, cap: int = 0, model: str = '', prog
 
 # %% ../nbs/lib_18_eval.ipynb #52f998d2
 def phase_model(cfg, phase: str) -> Path | None:
-    "The model folder a training phase of profile `cfg` wrote (None for 'untrained': the profile's model itself)."
-    if phase not in PHASES: raise ValueError(f'unknown phase {phase!r}; have {PHASES}')
+    """The model folder a training phase of profile `cfg` wrote (None for 'untrained': the profile's model itself;
+    'grpo_base' is Table 6's Base→GRPO arm)."""
+    if phase not in EVAL_PHASES: raise ValueError(f'unknown phase {phase!r}; have {EVAL_PHASES}')
     return None if phase == 'untrained' else layout.path(cfg, phase)/'merged'
+
+def record_phase(phase: str) -> tuple[str, str | None]:
+    "The (phase, init) the records of a run of `phase` carry: a GRPO model says where its training started."
+    return {'grpo': ('grpo', 'sft'), 'grpo_base': ('grpo', 'base')}.get(phase, (phase or 'untrained', None))
 
 def phase_backend(cfg, phase: str):
     "The backend of the model of `phase` (the profile's model, or the trained student's folder, which must exist)."
@@ -363,11 +368,13 @@ def run_eval(cfg, backend=None, methods=None, splits=None, n: int | None = None,
     t0 = time.time()
     model_dir, prompt, label = phase_model(cfg, phase), None, cfg.model
     backend = backend or phase_backend(cfg, phase)
-    if model_dir is not None: prompt, label = student_prompt(cfg), f'{cfg.model} ({phase.upper()})'
+    if model_dir is not None:
+        prompt, label = student_prompt(cfg), f"{cfg.model} ({'Base→GRPO' if phase == 'grpo_base' else phase.upper()})"
+    rec_phase, init = record_phase(phase)
     loaded = load_splits(splits, n, cfg.seed, cfg, limit=0 if smoke else cfg.eval.n, prepared=True)
     recs = evaluate(backend, methods, loaded, cap=cfg.eval.max_new_tokens, model=label, progress=progress,
                     seed=cfg.seed, prompt=prompt,
-                    phase=phase, base_model=cfg.model, init=cfg.grpo.init if phase == 'grpo' else None,
+                    phase=rec_phase, base_model=cfg.model, init=init,
                     student=model_dir is not None)
     if cfg.dry_run: recs = [r | {'dry_run': True} for r in recs]   # a dry run's rows say so
     info = run_info(cfg, model=label, phase=phase, path=None if model_dir is None else str(model_dir),
@@ -428,8 +435,7 @@ def run_system(cfg, system, n: int | None = None, write: bool = True, progress: 
     cells, n, t0 = system_cells(system), cfg.eval.sample_n if n is None else n, time.time()
     model = system_model(cfg, system)
     student = system.phase in TRAINED_FOLDERS
-    phase, init = {'sft': ('sft', None), 'grpo': ('grpo', 'sft'), 'grpo_base': ('grpo', 'base')}.get(system.phase,
-            ('untrained', None))
+    phase, init = record_phase(system.phase)
     prompt = student_prompt(cfg.replace(sft__annotations=system.annotations)) if student else None
     recs, loaded = [], {}
     for m, splits in cells.items():
@@ -488,8 +494,10 @@ def _pair(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
 def _name(method: str, phase: str) -> str:
     return f'{method} ({phase})' if method == 'dagger' else method
 
-COMPARISONS = [('SFT vs untrained', ('dagger', 'sft'), ('dagger', 'untrained')), ('GRPO vs SFT', ('dagger', 'grpo'), ('dagger', 'sft'))] + [
-    (f'DAGGER ({p}) vs CoT', ('dagger', p), ('cot', 'untrained')) for p in PHASES]
+COMPARISONS = [('SFT vs untrained', ('dagger', 'sft'), ('dagger', 'untrained')),
+               ('GRPO vs SFT', ('dagger', 'grpo'), ('dagger', 'sft')),
+               ('SFT→GRPO vs Base→GRPO', ('dagger', 'grpo'), ('dagger', 'grpo_base'))] + [
+    (f'DAGGER ({p}) vs CoT', ('dagger', p), ('cot', 'untrained')) for p in EVAL_PHASES]
 
 # %% ../nbs/lib_18_eval.ipynb #ec900782
 def _accuracy_row(p: pd.DataFrame, seed: int) -> dict:

@@ -346,6 +346,9 @@ ANSWERS = [  # (question, comparison, metric, split kind or None for Δ rows)
     ('SFT − untrained DAGGER accuracy, original (points)', 'SFT vs untrained', 'accuracy', 'original'),
     ('SFT→GRPO − SFT accuracy, original (points)', 'GRPO vs SFT', 'accuracy', 'original'),
     ('SFT→GRPO − SFT accuracy, +D (points)', 'GRPO vs SFT', 'accuracy', 'distract'),
+    ('Does GRPO need SFT first? SFT→GRPO − Base→GRPO accuracy, original (points)', 'SFT→GRPO vs Base→GRPO',
+     'accuracy', 'original'),
+    ('SFT→GRPO − Base→GRPO accuracy, +D (points)', 'SFT→GRPO vs Base→GRPO', 'accuracy', 'distract'),
 ]
 ANSWER_COLUMNS = ['question', 'value', 'ci_lo', 'ci_hi', 'p', 'n', 'split', 'test']
 

@@ -268,7 +268,8 @@ def remove_leftovers(cfg: Profile, out_dir: Path) -> list[Path]:
 def training_passes(cfg: Profile) -> list[tuple[str, list[str], dict]]:
     """The runs of training stages the roster needs besides the profile's own pass, as (label, stage names, overrides):
     each other trained model through the dataset, teacher, SFT and GRPO stages, each Base→GRPO arm and each SFT arm
-    without annotations (before the evaluation stage, which evaluates them; the ablations stage reuses a fresh arm)."""
+    without annotations (before the evaluation stage, which evaluates them; the ablations stage reuses a fresh arm).
+    A profile without a roster asks for its own Base→GRPO arm by listing `grpo_base` in `eval.phases`."""
     passes = {}
     for s in cfg.roster:
         if s.phase in ('', 'untrained'): continue
@@ -277,6 +278,8 @@ def training_passes(cfg: Profile) -> list[tuple[str, list[str], dict]]:
         if s.phase == 'grpo_base': passes.setdefault(f'{slug}-base-grpo', (['grpo'], own | {'grpo.init': 'base'}))
         if s.phase == 'sft' and not s.annotations:
             passes.setdefault(f'{slug}-sft-noannot', (['sft'], own | {'sft.annotations': False}))
+    if not cfg.roster and 'grpo_base' in cfg.eval.phases:
+        passes[f'{model_slug(cfg.model)}-base-grpo'] = (['grpo'], {'grpo.init': 'base'})
     return [(k, st, o) for k, (st, o) in passes.items()]
 
 def _jobs(profile: str, todo: list[Path], overrides: dict, out_dir: Path, extra: bool) -> list[tuple]:

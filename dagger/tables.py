@@ -7,7 +7,8 @@ from functools import lru_cache
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from .config import (project_root, write_json, read_json, read_jsonl, atomic_write_text, run_info, git_commit, load_profile, PHASES)
+from .config import (project_root, write_json, read_json, read_jsonl, atomic_write_text, run_info, git_commit, load_profile, PHASES,
+                           EVAL_PHASES)
 from . import graph as G
 from .prompts import LANG_NAMES, pen_graph
 from .data import load_split, distract_path, PAPER_SPLIT_SIZES
@@ -26,21 +27,24 @@ __all__ = ['PALETTE', 'FAMILY_LABELS', 'TYPES', 'DATASETS', 'DATASET_LABELS', 'P
 
 # %% ../nbs/lib_28_tables.ipynb #bf47f5b4
 PALETTE = {'cot': '#D55E00', 'reasoning': '#E69F00', 'pot': '#CC79A7', 'got': '#7F7F7F',
-           'dagger_untrained': '#56B4E9', 'dagger_sft': '#0072B2', 'dagger_grpo': '#009E73'}
+           'dagger_untrained': '#56B4E9', 'dagger_grpo_base': '#332288', 'dagger_sft': '#0072B2',
+           'dagger_grpo': '#009E73'}   # in order of training: the last is the most-trained DAGGER
 FAMILY_LABELS = {'cot': 'CoT (5-shot)', 'reasoning': 'Reasoning model', 'pot': 'PoT', 'got': 'GoT',
-                 'dagger_untrained': 'DAGGER (untrained)', 'dagger_sft': 'DAGGER (SFT)', 'dagger_grpo': 'DAGGER (SFT→GRPO)'}
+                 'dagger_untrained': 'DAGGER (untrained)', 'dagger_grpo_base': 'DAGGER (Base→GRPO)',
+                 'dagger_sft': 'DAGGER (SFT)', 'dagger_grpo': 'DAGGER (SFT→GRPO)'}
 TYPES = ('RED', 'OAD', 'NEED')
 
 class FigureError(ValueError):
     "Input data that a figure or table cannot use."
 
-def family_key(method: str, phase: str | None = None) -> str:
-    "The palette key of a method family ('cot', 'reasoning', ...) or of DAGGER in a training phase ('dagger_sft')."
+def family_key(method: str, phase: str | None = None, init: str | None = None) -> str:
+    ("The palette key of a method family ('cot', 'reasoning', ...) or of DAGGER in a training phase ('dagger_sft'; "
+     "'dagger_grpo_base' for a GRPO run with `init` 'base').")
     m = str(method).strip().lower()
     if m == 'dagger':
         p = (phase if isinstance(phase, str) and phase.strip() else 'untrained').strip().lower()
         if p not in PHASES: raise FigureError(f'unknown DAGGER phase {phase!r}; have {PHASES}')
-        return f'dagger_{p}'
+        return f'dagger_{p}' + ('_base' if p == 'grpo' and init == 'base' else '')
     if m not in PALETTE: raise FigureError(f'unknown method family {method!r}; have {sorted(PALETTE)}')
     return m
 
@@ -202,7 +206,7 @@ def load_runs(cfg, verbose: bool = True, folder: str = 'eval', committed: bool =
     for c, v in [('aug_type', None), ('distractor_values', None), ('flagged', None), ('n_nodes', None),
                  ('executed', None), ('calls', 1), ('init', None)]:
         if c not in df: df[c] = v
-    df['family'] = [family_key(m, p) for m, p in zip(df['method'], df['phase'])]
+    df['family'] = [family_key(m, p, i) for m, p, i in zip(df['method'], df['phase'], df['init'])]
     parts = df['split'].map(lambda s: split_parts(s) or (None, None, None))
     df['dataset'], df['lang'], df['kind'] = [p[0] for p in parts], [p[1] for p in parts], [p[2] for p in parts]
     return df, read
@@ -351,8 +355,10 @@ def table8_from_records(recs: pd.DataFrame, lang: str, dataset: str = 'msvamp') 
     and |V_op| (bootstrap interval), the gold graphs' mean |V_op| on the same problems and the ratio, execution rate (Wilson)."""
     d = recs[(recs['method'] == 'dagger') & (recs['split'] == split_name(dataset, lang))]
     if 'n_nodes' not in d or not d['n_nodes'].notna().any(): raise FigureError(f'no parsed DAGGER graphs on {split_name(dataset, lang)}')
-    phases = [p for p in PHASES if p in set(d['phase'])]
-    rows = [dict(phase=p, **_phase_nodes(d[d['phase'] == p]), systems=', '.join(sorted(set(d[d['phase'] == p]['system'])))) for p in phases]
+    inits = d['init'] if 'init' in d else [None] * len(d)
+    arm = pd.Series([f'{p}_base' if p == 'grpo' and i == 'base' else p for p, i in zip(d['phase'], inits)], index=d.index)
+    rows = [dict(phase=p, **_phase_nodes(d[arm == p]), systems=', '.join(sorted(set(d[arm == p]['system']))))
+            for p in EVAL_PHASES if p in set(arm)]
     t = pd.DataFrame(rows).rename(columns={'outputs': 'n'})
     return t.assign(smoke=[is_smoke(n) for n in t['n']], split=split_name(dataset, lang))
 
