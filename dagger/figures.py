@@ -273,15 +273,15 @@ def ablation_table(name: str, t: pd.DataFrame, model: str) -> pd.DataFrame:
 
 def ablation_out(st: FigureRun, name: str) -> list[Path]:
     ("Our ablation table `name` from the ablations stage's records (dagger.ablations, with intervals and paired "
-     "tests), else its table.csv.")
+     "tests), else its table.csv; the model is the run's, else the records' base model.")
     folder = layout.path(st.cfg, 'ablations')/name
-    p = folder/'table.csv'
-    if not p.is_file(): raise FileNotFoundError(f'no {_rel(p)} (run the ablations stage)')
-    ins = [f for f in (p, folder/'records.jsonl', folder/'run.json') if f.is_file()]
+    p, rec = folder/'table.csv', folder/'records.jsonl'
+    if not p.is_file() and not rec.is_file(): raise FileNotFoundError(f'no {_rel(rec)} (run the ablations stage)')
+    ins = [f for f in (p, rec, folder/'run.json') if f.is_file()]
+    rows = read_jsonl(rec) if rec.is_file() else None
     run = read_json(folder/'run.json') if (folder/'run.json').is_file() else {}
-    model = run.get('model') or (run.get('profile') or {}).get('model', '?')
-    t = getattr(ablations,
-                name)(read_jsonl(folder/'records.jsonl')) if (folder/'records.jsonl').is_file() else pd.read_csv(p)
+    model = run.get('model') or (run.get('profile') or {}).get('model') or (rows[0].get('base_model') if rows else '?')
+    t = getattr(ablations, name)(rows) if rows is not None else pd.read_csv(p)
     return st.table(ablation_table(name, t, model), f'{name}_ours-{st.P}', ins,
                     f'our run: {short_model(model)}, profile {st.P}', TABLE_TITLES[name])
 

@@ -47,3 +47,17 @@ def test_the_pool_curve_is_recomputed_from_the_committed_records():
     files = sorted(RECORDS.glob('sft_n*.jsonl.gz'))
     assert len(files) >= 2, f'expected SFT records at two pool sizes or more under {RECORDS}'
     assert curve(files).to_csv(index=False) == committed_csv('pool_curve')
+
+
+def test_the_ablation_table_needs_only_its_records(tmp_path):
+    "The figures stage draws an ablation table from its records alone (no table.csv or run.json beside them)."
+    import gzip
+    from dagger.figures import FigureRun, ablation_out
+    (_, f), = [(r, f) for r, f in layout.record_files(STUDY, 'ablations', committed=True) if r == 'table3']
+    cfg = load_profile('cpu-study', results_dir=str(tmp_path/'results'), figures_dir=str(tmp_path/'figures'))
+    folder = layout.path(cfg, 'ablations')/'table3'
+    folder.mkdir(parents=True)
+    (folder/'records.jsonl').write_bytes(gzip.decompress(f.read_bytes()))
+    st = FigureRun(cfg, verbose=False)
+    assert ablation_out(st, 'table3')
+    assert st.tables[f'table3_ours-{STUDY.name}'].to_csv(index=False) == committed_csv('table3')
