@@ -3,11 +3,12 @@
 # %% ../nbs/lib_09_graph.ipynb #749750da
 from __future__ import annotations
 import math, operator, re, sys
-from dataclasses import dataclass, field
 from itertools import chain
 from fractions import Fraction
+from typing import Annotated
 from .graph_base import GraphError, ParseError, ExecutionError, OPS, MAX_CHARS, MAX_DEPTH, decode, describe
-from .repair import REPAIRS, find_payload, loads, repair_obj, text_number, _op
+from .repair import (REPAIRS, double_quoted, find_payload, fix_json, loads, repair_graph, repair_obj, text_number,
+                           _op, _val as _repair_val)
 from .numbers import to_ascii_digits
 import msgspec
 
@@ -33,10 +34,23 @@ def _mean(xs):
     except OverflowError: return float(sum(map(Fraction, xs)) / len(xs))
 
 # %% ../nbs/lib_09_graph.ipynb #9e89c7c6
+_FMIN = sys.float_info.min   # the smallest normal float
+
+def _few(xs) -> float | None:
+    "The product of a few factors as one correctly rounded division of integers, or None outside the normal range."
+    n = d = 1
+    for x in xs:
+        a, b = x.as_integer_ratio()
+        n, d = n * a, d * b
+    try: p = n / d
+    except OverflowError: return None
+    return p if abs(p) >= _FMIN else None
+
 def _mul(xs):
-    "The exact product, rounded once (two factors: one IEEE multiplication; more: integer mantissas times a power of two)."
+    "The exact product, rounded once (two factors: one IEEE multiplication; more: exact integers, one rounding)."
     if len(xs) == 2: return xs[0] * xs[1]
     if 0.0 in xs: return 0.0
+    if len(xs) <= 8 and (p := _few(xs)) is not None: return p
     if all(x.is_integer() and abs(x) < 2**53 for x in xs):   # whole numbers: Python's exact product,
                                                              # rounded once by float()
         p = math.prod(map(int, xs))
@@ -106,6 +120,13 @@ FUNCS = {
     'gcd': _gcd, 'lcm': _lcm,
 }
 
+# %% ../nbs/lib_09_graph.ipynb #1b6f58a5
+_ARITY = {op: (lo, sys.maxsize if hi is None else hi) for op, (lo, hi) in OPS.items()}
+
+def _arity_error(op, n):
+    lo, hi = OPS[op]
+    _err('arity', f'{op} takes {lo}' + ('' if lo == hi else f' to {hi or "any number of"}') + f' args, got {n}')
+
 # %% ../nbs/lib_09_graph.ipynb #64b152b2
 def _num(v):
     return int(v) if type(v) is float and v.is_integer() and abs(v) < 2**53 else v
@@ -119,13 +140,39 @@ def _node_obj(n: dict) -> dict:
     if n['label']: d['label'] = n['label']
     return d
 
-@dataclass
+def _node_dict(r) -> dict:
+    "A typed record as a normalised node."
+    return {'id': r.id, 'op': r.op, 'args': r.args or [], 'val': r.val, 'distractor': bool(r.distractor),
+            'label': r.label or ''}
+
 class Graph:
     "A parsed computational graph: normalised nodes plus the names of the repairs that were needed."
-    nodes: list[dict]
-    repairs: list[str] = field(default_factory=list)
+    def __init__(self, nodes: list[dict], repairs: list[str] | None = None):
+        self._nodes, self._recs, self._value = nodes, None, None
+        self.repairs = [] if repairs is None else repairs
+
+    @classmethod
+    def _read(cls, recs: list, repairs: list, value: float | None = None) -> Graph:
+        "A graph of typed records (node dicts made on first use), with its value if parsing computed it."
+        g = cls.__new__(cls)
+        g._nodes, g._recs, g._value, g.repairs = None, recs, value, repairs
+        return g
+
+    @property
+    def nodes(self) -> list[dict]:
+        if self._nodes is None: self._nodes, self._value = [_node_dict(r) for r in self._recs], None
+        return self._nodes
+
+    @nodes.setter
+    def nodes(self, nodes: list[dict]): self._nodes, self._recs, self._value = nodes, None, None
+
+    def __eq__(self, other):
+        if not isinstance(other, Graph): return NotImplemented
+        return (self.nodes, self.repairs) == (other.nodes, other.repairs)
+
+    def __repr__(self) -> str: return f'Graph(nodes={self.nodes!r}, repairs={self.repairs!r})'
+    def __len__(self) -> int: return len(self._recs if self._nodes is None else self._nodes)
     def to_obj(self) -> dict: return {'nodes': [_node_obj(n) for n in self.nodes]}
-    def __len__(self) -> int: return len(self.nodes)
     def node(self, id: str) -> dict:
         "The node called `id`."
         for n in self.nodes:
@@ -160,6 +207,14 @@ def _node(n) -> dict:
     return {'id': n['id'], 'op': op, 'args': list(args), 'val': _val(n), 'distractor': dis, 'label': label}
 
 # %% ../nbs/lib_09_graph.ipynb #c57a8841
+def _unique(ids) -> set:
+    "The set of `ids`; ParseError('duplicate_id') at the first one met twice."
+    seen = set()
+    for i in ids:
+        if i in seen: raise ParseError('duplicate_id', f'id {describe(i)} is used twice', node=i)
+        seen.add(i)
+    return seen
+
 def from_obj(obj, strict: bool = False, repairs: list | None = None) -> Graph:
     "Validate and normalise a decoded graph object `{'nodes': [...]}` (lenient: repair it first, naming the repairs)."
     repairs = [] if repairs is None else repairs
@@ -167,11 +222,8 @@ def from_obj(obj, strict: bool = False, repairs: list | None = None) -> Graph:
     nodes = obj.get('nodes') if type(obj) is dict else None
     if type(nodes) is not list or not nodes: raise ParseError('schema', 'no non-empty "nodes" list')
     out = [_node(n) for n in nodes]
-    seen = set()
-    for n in out:
-        if n['id'] in seen: raise ParseError('duplicate_id', f'id {describe(n["id"])} is used twice', node=n['id'])
-        seen.add(n['id'])
-    if 'final_result' not in seen: raise ParseError('no_final_result', 'no node called final_result')
+    if 'final_result' not in _unique(n['id'] for n in out):
+        raise ParseError('no_final_result', 'no node called final_result')
     return Graph(out, repairs)
 
 # %% ../nbs/lib_09_graph.ipynb #d36eea6e
@@ -183,35 +235,87 @@ def format_graph(graph_or_obj) -> str:
     return '```json\n{"nodes": [\n' + lines + '\n]}\n```'
 
 # %% ../nbs/lib_09_graph.ipynb #2cebe052
-class _Node(msgspec.Struct, gc=False):
+class _Node(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     id: str
     op: str | None = None
     args: list[str] | None = None
     val: float | None = None
     distractor: bool | None = None
     label: str | None = None
+    def get(self, key: str, default=None): return getattr(self, key, default)
+    def __getitem__(self, key: str): return getattr(self, key)
 
-class _Doc(msgspec.Struct, gc=False):
+class _Doc(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     nodes: list[_Node]
 
-_decode_doc = msgspec.json.Decoder(_Doc).decode
+class _AnyNode(_Node, forbid_unknown_fields=False): pass
+
+class _AnyDoc(msgspec.Struct, gc=False):
+    nodes: list[_AnyNode]
+
+_Int64 = Annotated[int, msgspec.Meta(ge=-2**63, le=2**63 - 1)]   # orjson reads others as floats
+
+class _LooseNode(_Node):
+    args: list[str | _Int64 | float] | None = None
+    val: float | str | None = None
+
+class _LooseDoc(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    nodes: list[_LooseNode]
+
+_decode_doc, _decode_any = msgspec.json.Decoder(_Doc).decode, msgspec.json.Decoder(_AnyDoc).decode
+_decode_loose = msgspec.json.Decoder(_LooseDoc).decode
 
 # %% ../nbs/lib_09_graph.ipynb #ffde0446
-def _fast_graph(text: str) -> Graph | None:
-    "The graph in the first closed ```json fence if it needs no repair, decoded into typed records in one pass; else None."
-    i = text.find('```json')
-    j = text.find('```', i + 7) if i >= 0 else -1
-    if j < 0 or text.count('[', i, j) + text.count('{', i, j) >= MAX_DEPTH: return None
-    try: recs = _decode_doc(text[i + 7:j]).nodes
-    except (msgspec.MsgspecError, RecursionError, ValueError): return None   # ValueError: a lone surrogate in the text
-    ids = {r.id for r in recs}
-    if len(ids) != len(recs) or 'final_result' not in ids: return None
-    if not all(map(_as_written, {r.op for r in recs} - _OPS)): return None
-    if not all(text_number(a) is None for a in set(chain.from_iterable(filter(None, map(_ARGS, recs)))) - ids):
-        return None
-    return Graph([{'id': r.id, 'op': r.op, 'args': r.args or [], 'val': r.val, 'distractor': bool(r.distractor),
-                   'label': r.label or ''}
-                  for r in recs])
+def _typed(payload: str | bytes, lenient: bool = False) -> tuple[list | None, bool]:
+    "The nodes of `payload` as typed records (None: a field of another type) and whether lenient mode may mend them."
+    try: return _decode_doc(payload).nodes, True
+    except msgspec.ValidationError as e:
+        if 'unknown field' in str(e): return _any_records(payload), False
+        if not lenient: return None, False
+    try: return _decode_loose(payload).nodes, True
+    except msgspec.ValidationError: return None, False
+
+def _any_records(payload: str | bytes) -> list | None:
+    if not isinstance(payload, str): payload = payload.decode()
+    if payload.count('[') + payload.count('{') >= MAX_DEPTH: return None
+    try: return _decode_any(payload).nodes
+    except msgspec.ValidationError: return None
+
+# %% ../nbs/lib_09_graph.ipynb #7777368b
+def _fence(text: str | bytes) -> str | bytes | None:
+    "The text inside the first closed ```json fence (of a str, or alike of its UTF-8 bytes), or None."
+    fence = '```json' if isinstance(text, str) else b'```json'
+    i = text.find(fence)
+    if i < 0: return None
+    j = text.find(fence[:1], i + 7)
+    if j >= 0 and not text.startswith(fence[:3], j): j = text.find(fence[:3], j)
+    return None if j < 0 else text[i + 7:j]
+
+# %% ../nbs/lib_09_graph.ipynb #e0ffaf7d
+_PAIR = {'add': operator.add, 'sum': operator.add, 'sub': operator.sub, 'mul': operator.mul, 'div': operator.truediv,
+         'mod': operator.mod, 'min': min, 'max': max, 'mean': lambda x, y: (x + y) / 2}
+
+def _forward(recs: list) -> float | None:
+    "The value of final_result when every node follows its arguments and evaluates; else None."
+    vals = {}
+    try:
+        for r in recs:
+            op, args = r.op, r.args
+            if not args:
+                if op != 'const' or type(r.val) is not float: return None   # (loose records: text)
+                vals[r.id] = r.val
+                continue
+            if len(args) == 2 and op in _PAIR:
+                x, y = vals[args[0]], vals[args[1]]
+                v = _PAIR[op](x, y) or FUNCS[op]([x, y])
+            else:
+                lo, hi = _ARITY.get(op, (1, 0))
+                if not lo <= len(args) <= hi: return None
+                v = FUNCS[op]([vals[a] for a in args])
+            if not -_FMAX <= v <= _FMAX: return None
+            vals[r.id] = v
+    except (KeyError, TypeError, ArithmeticError, ValueError, GraphError): return None
+    return vals.get('final_result') if len(vals) == len(recs) else None
 
 # %% ../nbs/lib_09_graph.ipynb #0f886fb0
 _OPS, _ARGS = frozenset(OPS), operator.attrgetter('args')
@@ -221,20 +325,88 @@ def _as_written(op) -> bool:
     found = []
     return type(op) is str and _op(op, None, found) == op and not found
 
+# %% ../nbs/lib_09_graph.ipynb #c0a8f931
+def _loose_args(recs: list, ids: set) -> bool:
+    "Does an argument name no node but read as a number (a repair would make it a node)?"
+    return any(text_number(a) is not None for a in set(chain.from_iterable(filter(None, map(_ARGS, recs)))) - ids)
+
+def _mend(recs: list, repairs: list) -> list | None:
+    "Typed records repaired as `repair_obj` would (val text, op, numbers in args, final_result); None if that fails."
+    if not recs: return None
+    for r in recs:
+        if type(r.val) is str: r.val = _repair_val(r.val, repairs)
+        if r.op not in _OPS: r.op = _op(r.op, r.val, repairs)
+    if any(r.id == 'final_result' for r in recs) and all(type(a) is str for r in recs for a in r.args or ()):
+        return recs   # nothing for the graph-level repairs but numeric text, which `_graph_of` leaves to the full path
+    try: nodes = repair_graph(recs, None, repairs)
+    except ParseError: return None
+    return [_Node(**n) if type(n) is dict else n for n in nodes]
+
+# %% ../nbs/lib_09_graph.ipynb #3a079963
+_TRAILING = re.compile(r'trailing comma in (?:array|object) \(byte (\d+)\)')
+
+def _one_comma_less(raw: bytes, error: msgspec.DecodeError) -> bytes | None:
+    "`raw` without the trailing comma the decoder's `error` points at, or None if it points at another fault."
+    m = _TRAILING.search(str(error))
+    if m is None: return None
+    head = raw[:int(m[1])].rstrip()
+    return head[:-1] + raw[int(m[1]):] if head.endswith(b',') else None
+
+def _attempt(text: str | bytes, repairs: list) -> tuple[list | None, bool, list] | None:
+    try: return (*_typed(text, True), repairs)
+    except (msgspec.DecodeError, ValueError, RecursionError): return None
+
+def _repaired(raw: bytes, error: msgspec.DecodeError) -> tuple[list | None, bool, list] | None:
+    "Typed records of UTF-8 JSON text that does not decode after the text repairs, whether they may be mended, repairs."
+    if (fewer := _one_comma_less(raw, error)) is not None and (read := _attempt(fewer, ['trailing_comma'])):
+        return read
+    payload = raw.decode()
+    if (quoted := double_quoted(payload)) is not None and (read := _attempt(quoted, ['single_quotes'])): return read
+    fixed, found = fix_json(payload)
+    return _attempt(fixed, list(found)) if found else None
+
+# %% ../nbs/lib_09_graph.ipynb #78685f25
+def _graph_of(recs: list, repairs: list, mend: bool = False) -> Graph | None:
+    "The graph of records no (other) repair could change, with its value when `_forward` finds one; else None."
+    loose = bool(recs) and type(recs[0]) is _LooseNode   # a val may be text, on any node: mend first
+    if not loose and (v := _forward(recs)) is not None: return Graph._read(recs, repairs, v)
+    if mend:
+        repairs, n = list(repairs), len(repairs)
+        if (recs := _mend(recs, repairs)) is None: return None
+        if (loose or len(repairs) > n) and (v := _forward(recs)) is not None: return Graph._read(recs, repairs, v)
+    elif loose: return None
+    ids = {r.id for r in recs}
+    if len(ids) != len(recs):
+        if 'final_result' in ids: _unique(r.id for r in recs)   # raises, as the full path's schema check would
+        return None
+    if 'final_result' not in ids or _loose_args(recs, ids): return None
+    if not all(map(_as_written, {r.op for r in recs} - _OPS)): return None
+    return Graph._read(recs, repairs)
+
+# %% ../nbs/lib_09_graph.ipynb #b1aac6b7
+def _fast_graph(text: str, lenient: bool = False) -> Graph | None:
+    "The graph in the first closed ```json fence if typed records read it (lenient: with repairs they know); else None."
+    try: raw, repairs = _fence(text.encode()), []
+    except UnicodeEncodeError: return None   # a lone surrogate: left to the full path
+    if raw is None: return None
+    try: recs, mendable = _typed(raw, lenient)
+    except msgspec.DecodeError as e:
+        if not lenient or (read := _repaired(raw, e)) is None: return None
+        recs, mendable, repairs = read
+    except RecursionError: return None
+    return None if recs is None else _graph_of(recs, repairs, lenient and mendable)
+
 # %% ../nbs/lib_09_graph.ipynb #940a8aa9
 def _fenced(text: str) -> str:
     "The text inside the first closed ```json fence."
-    i = text.find('```json')
-    if i < 0: raise ParseError('no_graph', 'no ```json fence')
-    j = text.find('```', i + 7)
-    if j < 0: raise ParseError('no_graph', 'the ```json fence is never closed')
-    return text[i + 7:j]
+    if (p := _fence(text)) is not None: return p
+    raise ParseError('no_graph', 'the ```json fence is never closed' if '```json' in text else 'no ```json fence')
 
 def parse(text: str, strict: bool = False) -> Graph:
     "The graph in a model's raw output (strict: fenced, strictly valid JSON only; lenient: repaired, repairs recorded)."
     if not isinstance(text, str): raise ParseError('no_graph', f'expected text, got {type(text).__name__}')
     if len(text) > MAX_CHARS: raise ParseError('too_large', f'{len(text):,} characters; the limit is {MAX_CHARS:,}')
-    if (g := _fast_graph(text)) is not None: return g
+    if (g := _fast_graph(text, lenient=not strict)) is not None: return g
     if strict: return from_obj(decode(_fenced(text)), strict=True)
     repairs = []
     return from_obj(loads(find_payload(text, repairs), repairs), repairs=repairs)
@@ -253,18 +425,12 @@ def _const(node):
     if not -_FMAX <= v <= _FMAX: _err('bad_const', f'val {v} is not finite')
     return v
 
-# %% ../nbs/lib_09_graph.ipynb #1b6f58a5
-_ARITY = {op: (lo, sys.maxsize if hi is None else hi) for op, (lo, hi) in OPS.items()}
-
-def _arity_error(op, n):
-    lo, hi = OPS[op]
-    _err('arity', f'{op} takes {lo}' + ('' if lo == hi else f' to {hi or "any number of"}') + f' args, got {n}')
-
 # %% ../nbs/lib_09_graph.ipynb #a092b102
 _GREY = object()  # marks a node whose value is being computed
 
 def execute(graph: Graph) -> float:
     "The value of `final_result`, computing each needed node once; raises `ExecutionError` (with `.kind`)."
+    if (v := getattr(graph, '_value', None)) is not None: return v   # found while parsing
     nodes = graph.nodes
     idx = {n['id']: n for n in nodes}
     if len(idx) != len(nodes): raise ParseError('duplicate_id', 'duplicate node ids')
@@ -360,7 +526,7 @@ def reward_parts(text, gold) -> dict:
     if isinstance(text, str):
         try:
             g = parse(text, strict=True)
-            if len(g.nodes) >= 3:
+            if len(g) >= 3:
                 fmt = 0.5
                 v = execute(g)
                 exe = 0.5

@@ -2,7 +2,7 @@
 
 # %% ../nbs/lib_08_repair.ipynb #52e1962f
 from __future__ import annotations
-import math, re, unicodedata
+import functools, math, re, unicodedata
 from fractions import Fraction
 from json.encoder import encode_basestring
 from .graph_base import OPS, ParseError, decode, describe
@@ -36,35 +36,33 @@ def note(repairs: list, name: str):
     if name not in repairs: repairs.append(name)
 
 # %% auto #0
-__all__ = ['REPAIRS', 'note', 'find_payload', 'loads', 'repair_obj']
+__all__ = ['REPAIRS', 'note', 'find_payload', 'fix_json', 'loads', 'double_quoted', 'repair_graph', 'repair_obj']
 
 # %% ../nbs/lib_08_repair.ipynb #0693c968
 MAX_NUMBER_TEXT = 256  # longer text is not read as a number
 _VULGAR = {c: ' ' + unicodedata.decomposition(c).split(' ', 1)[1].replace('2044', '002F') for c in '¼½¾⅐⅑⅒⅓⅔⅕⅖⅗⅘⅙⅚⅛⅜⅝⅞'}
+_VULGAR_CHAR = re.compile('[' + ''.join(_VULGAR) + ']')
 _VULGAR = str.maketrans({c: ' ' + ''.join(chr(int(h, 16)) for h in d.split()) for c, d in _VULGAR.items()})
-_NUMBER = re.compile(r'\s*+([-+−]?)\s*+[$৳€£₹]?\s*+([0-9]{1,3}(?:,[0-9]{3})++(?:\.[0-9]++)?'
-                     r'|[0-9]++(?:\.[0-9]*+)?|\.[0-9]++)'
-                     r'([eE][-+]?[0-9]++)?(?:\s++([0-9]++)\s*+/\s*+([0-9]++)|\s*+/\s*+([0-9]++))?'
+_NUMBER = re.compile(r'\s*+([-+−]?)\s*+[$৳€£₹]?\s*+(\d{1,3}(?:,\d{3})++(?:\.\d++)?|\d++(?:\.\d*+)?|\.\d++)'
+                     r'([eE][-+]?\d++)?(?:\s++(\d++)\s*+/\s*+(\d++)|\s*+/\s*+(\d++))?'
                      r'\s*+(%?)\s*+([^\W\d_][^\d]*+)?', re.S)
+_BANGLA_DIGIT, _OTHER_DIGIT = re.compile('[০-৯]'), re.compile(r'[^\D0-9০-৯]')
 
-def ascii_digits(s: str, found: list) -> str:
-    "`s` with the decimal digits of every script as ASCII digits (noting bangla_digits / other_digits)."
-    if s.isascii(): return s
-    out = []
-    for c in s:
-        if c.isdecimal() and not c.isascii():
-            note(found, 'bangla_digits' if '০' <= c <= '৯' else 'other_digits')
-            c = str(unicodedata.decimal(c))
-        out.append(c)
-    return ''.join(out)
+def digit_scripts(s: str, found: list):
+    "Note bangla_digits / other_digits for the digits of `s` that are not ASCII, in the order they first appear."
+    if s.isascii(): return
+    firsts = [(m.start(), name) for m, name in ((_BANGLA_DIGIT.search(s), 'bangla_digits'),
+                                                (_OTHER_DIGIT.search(s), 'other_digits')) if m]
+    for _, name in sorted(firsts): note(found, name)
 
 # %% ../nbs/lib_08_repair.ipynb #0ac731aa
 def text_number(s: str, repairs: list | None = None) -> float | None:
     "The number written in `s` (any script's digits, separators, a unit, a percent, a fraction), or None."
     if len(s) > MAX_NUMBER_TEXT: return None
-    found = []
-    m = _NUMBER.fullmatch(ascii_digits(s, found).translate(_VULGAR))
+    m = _NUMBER.fullmatch(s.translate(_VULGAR) if _VULGAR_CHAR.search(s) else s)
     if not m: return None
+    found = []
+    digit_scripts(s, found)
     sign, digits, exp, num, den, den_only, pct, unit = m.groups()
     whole = digits.replace(',', '')
     if den or den_only:
@@ -129,7 +127,10 @@ def find_payload(text: str, repairs: list) -> str:
     return p
 
 # %% ../nbs/lib_08_repair.ipynb #28b7f160
-_JSON_FIX = re.compile(r'''(?P<dq>"[^"\\]*+(?:\\.[^"\\]*+)*+"?)|(?P<sq>'[^'\\]*+(?:\\.[^'\\]*+)*+'?)|(?P<tc>,(?=\s*+[\]}]))'''
+_JSON_FIX = re.compile(r'''(?P<run>(?<![{,:])(?:[^"',{:TFN]++|"[^"\\]*+(?:\\.[^"\\]*+)*+"?|[{,]\s*+(?=["{\[])'''
+                       r'''|:\s*+(?=["{\[tfn])|:\s*+-?[0-9]++(?:\.[0-9]++)?(?=\s*+(?:[}\]]|,(?!\d))))++)'''
+                       r'''|(?P<dq>"[^"\\]*+(?:\\.[^"\\]*+)*+"?)|(?P<sq>'[^'\\]*+(?:\\.[^'\\]*+)*+'?)'''
+                       r'''|(?P<tc>,(?=\s*+[\]}]))'''
                        r'''|(?P<py>\b(?:True|False|None)\b)|(?<=[{,])(?P<uk>\s*+[A-Za-z_][A-Za-z0-9_]*+)(?=\s*+:)'''
                        r'''|(?<=:)(?P<num>\s*+-?\d++(?:,\d{3})*+(?:\.\d++)?(?:[eE][-+]?\d++)?(?:[ \t]*+[^\s\d,}\]":\[{][^\s,}\]"]*+)*+)''', re.S)
 _PY = {'True': 'true', 'False': 'false', 'None': 'null'}
@@ -139,7 +140,7 @@ def _fix_token(m, found: list) -> str:
     "The JSON for one token of `_JSON_FIX` (strings are copied, so nothing inside them is touched)."
     k = m.lastgroup
     t = m[k]
-    if k == 'dq': return t
+    if k == 'run' or k == 'dq': return t
     if k == 'sq':
         if len(t) < 2 or t[-1] != "'": return t  # never closed: left for the decoder to refuse
         note(found, 'single_quotes')
@@ -153,18 +154,34 @@ def _fix_token(m, found: list) -> str:
     for f in mine: note(found, f)
     return ' ' + repr(v)
 
+@functools.lru_cache(maxsize=1)
+def fix_json(payload: str) -> tuple[str, tuple]:
+    "`payload` after one string-aware pass of the text repairs, and the names of the repairs made (the last is kept)."
+    found = []
+    def token(m): return m[0] if m.lastgroup == 'run' else _fix_token(m, found)
+    return _JSON_FIX.sub(token, payload), tuple(found)
+
 def loads(payload: str, repairs: list):
     "The JSON value in `payload`; if it is not JSON, after one string-aware pass of the text repairs."
     try: return decode(payload)
     except ParseError as e:
         if e.kind != 'invalid_json': raise
         err = e
-    found = []
-    fixed = _JSON_FIX.sub(lambda m: _fix_token(m, found), payload)
+    fixed, found = fix_json(payload)
     try: obj = decode(fixed)
     except ParseError as e: raise (err if e.kind == 'invalid_json' else e) from None
     for f in found: note(repairs, f)
     return obj
+
+_SQ_STEP = re.compile(r'''((?:[^"']++|"[^"\\]*+(?:\\.[^"\\]*+)*+"?)*+)'([^'"\\\x00-\x1f]*+)\'''', re.S)
+
+def double_quoted(payload: str) -> str | None:
+    "`payload` with its plain single-quoted strings written with double quotes (None if it has none)."
+    out, pos = [], 0
+    while m := _SQ_STEP.match(payload, pos):
+        out += (m[1], '"', m[2], '"')
+        pos = m.end()
+    return ''.join(out) + payload[pos:] if out else None
 
 # %% ../nbs/lib_08_repair.ipynb #722cb7be
 _ALIASES = {
@@ -279,14 +296,18 @@ def _final_target(nodes: list, key, repairs: list) -> str:
     raise ParseError('no_final_result', 'no final_result and no unused non-distractor node')
 
 # %% ../nbs/lib_08_repair.ipynb #87f91819
+def repair_graph(nodes: list, key, repairs: list) -> list:
+    "Numbers in args made nodes, then a final_result ensured (on the node `key` names, else the last sink)."
+    nodes = _literal_args(nodes, repairs)
+    if not any(n.get('id') == 'final_result' for n in nodes):
+        target = _final_target(nodes, key, repairs)
+        nodes.append({'id': 'final_result', 'op': 'identity', 'args': [target], 'val': None, 'distractor': False,
+                      'label': ''})
+    return nodes
+
 def repair_obj(obj, repairs: list):
     "A decoded graph object with every node repaired, numbers in args made nodes and a final_result ensured."
     nodes = obj.get('nodes') if type(obj) is dict else None
     if type(nodes) is not list or not all(type(n) is dict for n in nodes) or not nodes:
         return obj  # the schema check refuses it
-    nodes = _literal_args([repair_node(n, repairs) for n in nodes], repairs)
-    if not any(n.get('id') == 'final_result' for n in nodes):
-        target = _final_target(nodes, obj.get('final_result'), repairs)
-        nodes.append({'id': 'final_result', 'op': 'identity', 'args': [target], 'val': None, 'distractor': False,
-                      'label': ''})
-    return {'nodes': nodes}
+    return {'nodes': repair_graph([repair_node(n, repairs) for n in nodes], obj.get('final_result'), repairs)}

@@ -282,19 +282,49 @@ def full_path(text, strict):
 
 
 def fast_path_agrees(text):
-    "What the fast path accepts, the full path reads (strict and lenient) into the same graph, without a repair."
-    g = _fast_graph(text) if len(text) <= MAX_CHARS else None
+    """What the fast path accepts, the full path reads (strict and lenient) into the same graph, without a repair;
+    what it refuses outright (an id used twice), the full path refuses with the same error."""
+    try: g = _fast_graph(text) if len(text) <= MAX_CHARS else None
+    except GraphError as e:
+        for strict in (False, True):
+            with pytest.raises(GraphError) as f: full_path(text, strict)
+            assert (f.value.kind, f.value.node, str(f.value)) == (e.kind, e.node, str(e)), (strict, text[:200])
+        return True
     if g is None: return False
+    v = evaluated(g)   # before the nodes are read: the value the fast path found, if it found one
     for strict in (False, True):
         h = full_path(text, strict)
-        assert repr(h.nodes) == repr(g.nodes) and h.repairs == g.repairs == [], (strict, text[:200])
+        assert (repr(h.nodes), h.repairs, evaluated(h)) == (repr(g.nodes), [], v), (strict, text[:200])
     return True
+
+
+def lenient_fast_path_agrees(text):
+    """What the lenient fast path reads, repairs included, the full path reads into the same graph with the same
+    repairs and the same value or execution error; what it refuses outright, the full path refuses the same way."""
+    if len(text) > MAX_CHARS: return False
+    try: g = _fast_graph(text, lenient=True)
+    except GraphError as e:
+        with pytest.raises(GraphError) as f: full_path(text, False)
+        assert (f.value.kind, f.value.node, str(f.value)) == (e.kind, e.node, str(e)), text[:200]
+        return True
+    if g is None: return False
+    v = evaluated(g)
+    h = full_path(text, False)
+    assert (repr(h.nodes), h.repairs, evaluated(h)) == (repr(g.nodes), g.repairs, v), text[:200]
+    return True
+
+
+def evaluated(g):
+    "execute's value (repr: -0.0 is not 0.0), or its error kind and node."
+    try: return repr(execute(g))
+    except GraphError as e: return e.kind, e.node
 
 
 def only_graph_errors(text):
     """parse+execute either give a finite float or raise GraphError; anything else propagates and fails the test. The
-    fast path, where it takes the text, agrees with the full path."""
+    fast path, strict and lenient, where it takes the text, agrees with the full path."""
     fast_path_agrees(text)
+    lenient_fast_path_agrees(text)
     for strict in (False, True):
         try: v = execute(parse(text, strict=strict))
         except GraphError: continue
@@ -665,6 +695,7 @@ def test_the_fast_path_agrees_on_the_benchmark_corpus():
     texts = corpus(3000, seed=7)
     taken = sum(fast_path_agrees(t) for t in texts)
     assert 0.6 * len(texts) < taken < len(texts)   # it takes the well-formed ones and leaves the rest
+    assert taken < sum(lenient_fast_path_agrees(t) for t in texts) < len(texts)   # and lenient, most repaired ones
 
 
 @SETTINGS
