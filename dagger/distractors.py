@@ -14,8 +14,9 @@ from .llm import Sampling, backend_from_profile
 from .data import load_split, AUG_TYPES
 from .stats import wilson
 from .lexicon import DistractorError, sentence_spans, split_sentences, question_number, insert_sentences
-from .offline import (offline_augment, check_record, graph_values, record_glosses, SHORTFALL, GENERATOR_VERSION,
-                            _seeded, _get, _norm)
+from .offline_check import check_record, _norm
+from .offline import (offline_augment, graph_values, record_glosses, SHORTFALL, GENERATOR_VERSION,
+                            _seeded, _get)
 
 
 # %% auto #0
@@ -405,7 +406,7 @@ Fields (the DistractMath-BN fields first, then ours):
   question), `added_types`, `templates` (frame ids, rows of `dagger/rules/templates.tsv`), `slots` (the filled
   frame: class, noun, place, unit, value, range, name, time), `lang`, `source` and `generator`.
 
-Checked automatically for every record (`dagger.offline.check_record`): no added number equals a number of the
+Checked automatically for every record (`dagger.offline_check.check_record`): no added number equals a number of the
 problem or the answer (nor, by construction, any value of the gold graph); the numbers read back from the added
 sentences are exactly `distractor_values`; the question sentence is still last; no duplicate sentences; deleting
 the added sentences gives back the original text; each frame fits its noun's class and size; the noun is in the

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from .config import (project_root, write_json, read_json, read_jsonl, atomic_write_text, run_info, git_commit, load_profile)
 from . import graph as G
+from .graph_plot import plot_graph
 from .prompts import LANG_NAMES, pen_graph
 from .data import load_split, distract_path, PAPER_SPLIT_SIZES
 from .eval import weighted, distractor_prf, summarize, known_distractors, intervals, paired_comparisons
@@ -330,7 +331,7 @@ def graph_example_out(st: FigureRun) -> list[Path]:
     pen = G.from_obj(pen_graph('en'))
     pen = G.Graph([n | {'label': PEN_LABELS_EN.get(n['id'], n['label'])} for n in pen.nodes])
     fig, ax = plt.subplots(figsize=(10, 5.2))
-    G.plot_graph(pen, ax=ax,
+    plot_graph(pen, ax=ax,
                  title="The paper's pen problem (Fig. 1, prompt A.10.5) as a DAGGER graph, executed by dagger.graph")
     return st.figure(fig, f'graph_example_ours-{st.P}', [project_root()/'nbs'/'lib_10_prompts.ipynb'],
                      'dagger.prompts.pen_graph', value=G.execute(pen))

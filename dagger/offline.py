@@ -17,7 +17,7 @@ from .lexicon import (DistractorError, Noun, SLOTS, Template, Unit, _CLASSIFIER,
 __all__ = ['ATTR_DIM', 'RED_UNIT_DIMS', 'BOUGHT', 'SHORTFALL', 'GENERATOR_VERSION', 'Mention', 'Target', 'money_style',
            'money_key', 'question_target', 'has_pronoun', 'Reading', 'read_problem', 'Slot', 'slot_values', 'render',
            'gloss', 'fits', 'red_target', 'count_anchor', 'origins', 'has_origin', 'candidates', 'pronoun_safe',
-           'offline_sentences', 'graph_values', 'offline_augment', 'record_glosses', 'check_record']
+           'offline_sentences', 'graph_values', 'offline_augment', 'record_glosses']
 
 # %% ../nbs/lib_25_offline.ipynb #4ede81c7
 @dataclass(frozen=True)
@@ -548,83 +548,3 @@ def record_glosses(r: dict) -> list[str]:
     "An English gloss of each added sentence of record `r`, from its slots."
     rd = read_problem(r['original_question'], r['lang'])
     return [gloss(Slot(**s), rd) for s in r['slots']]
-
-# %% ../nbs/lib_25_offline.ipynb #9c2a8bbc
-def _norm(s: str) -> str:
-    return re.sub(r'[\s।.?!,;:"\'“”‘’]+', ' ', nfc(s)).strip().lower()
-
-# %% ../nbs/lib_25_offline.ipynb #10e50094
-def _check_text(r: dict) -> list[str]:
-    "The checks every record gets: numbers read back, none equal to the problem's, question last, original text intact."
-    errs = []
-    q, m, added = r['original_question'], r['modified_question'], r['added_sentences']
-    probs = {n.value for n in extract_numbers(q)} | {float(r['ground_truth'])}
-    got = [n.value for s in added for n in extract_numbers(s, ones=False)]
-    if sorted(got) != sorted(r.get('distractor_values', got)):
-        errs.append(f'numbers in added sentences {got} != distractor_values {r.get("distractor_values")}')
-    if any(_clash(v, probs) for v in got):
-        errs.append(f'a distractor number equals a problem number or the answer: {got}')
-    if r.get('n_distractors') is not None and r['n_distractors'] != len(r.get('distractor_values', got)):
-        errs.append('n_distractors mismatch')
-    so, sm = split_sentences(q), split_sentences(m)
-    if sm[-1] != so[-1]: errs.append('the last sentence changed')
-    qs = so[question_number(so) - 1]
-    if qs not in sm or any(sm.index(qs) < sm.index(s) for s in added if s in sm):
-        errs.append('an added sentence comes after the question')
-    if any(s not in sm for s in added): errs.append('an added sentence is not a sentence of the modified problem')
-    if len({_norm(s) for s in added}) < len(added) or any(_norm(s) in {_norm(x) for x in so} for s in added):
-        errs.append('duplicate sentence')
-    rest = m
-    for s in added: rest = rest.replace(s, '', 1)
-    if re.sub(r'\s+', '', rest) != re.sub(r'\s+', '', q): errs.append('the original text was changed')
-    return errs
-
-# %% ../nbs/lib_25_offline.ipynb #a6686acc
-def _check_slot(s: Slot, ty: str, sentence: str, rd: Reading) -> list[str]:
-    "The checks of one generated sentence: frame, lexicon, tie to the problem, range, and that it re-renders exactly."
-    t, errs, lex = template(s.template), [], lexicon(rd.lang)
-    if t.type != ty: errs.append(f'{s.template} is a {t.type} template, the sentence is typed {ty}')
-    if s.cls not in t.classes: errs.append(f'{s.template} does not take class {s.cls}')
-    target = red_target(rd)
-    named = {m.noun.word for m in rd.mentions} | ({target.noun.word} if target and target.noun else set())
-    for word, place in ((s.item, False), (s.place, True)):
-        if not word: continue
-        n = lex.get(word)
-        if n is None or n.word != word: errs.append(f'{word!r} is not a lexicon stem'); continue
-        if (n.cls == 'place') != place or not (place or fits(t, n)) or (place and '{place' in t.text
-                                                                        and 'place' in t.classes and not fits(t, n)):
-            errs.append(f'{word!r} ({n.cls}, {n.size}) does not fit {s.template}')
-        if ty in ('RED', 'OAD') and word not in named: errs.append(f'{word!r} is not named in the problem')
-    if ty == 'RED':
-        want = ((target.noun.word if target.noun else money_key(rd.money) if target.unit.dim == 'money'
-                 else target.unit.key) if target else None)
-        if (s.item or s.unit) != want: errs.append(f'RED is about {s.item or s.unit!r}, the question asks for {want!r}')
-    if ty == 'OAD' and ATTR_DIM[t.measure] in rd.dims:
-        errs.append(f'OAD adds {ATTR_DIM[t.measure]}, which the problem already uses')
-    n = lex.get(s.item or s.place)
-    seed = _count_seed(t, n, rd) if n else _measure_seed(t, s.unit, rd)
-    if seed is None: errs.append(f'no range for {t.measure} {s.unit}')
-    elif (seed['lo'], seed['hi'], seed['unit']) != (s.lo, s.hi, s.unit):
-        errs.append(f'range {s.lo}..{s.hi} {s.unit} is not the rules\' {seed}')
-    elif not s.lo <= s.value <= s.hi or (s.value - s.lo) % seed['step']:
-        errs.append(f'{s.value} is outside {s.lo}..{s.hi} {s.unit}')
-    if not errs and render(s, rd) != sentence:
-        errs.append(f'the sentence does not re-render from its slot: {sentence!r}')
-    return errs
-
-# %% ../nbs/lib_25_offline.ipynb #bc8e4917
-def check_record(r: dict) -> list[str]:
-    "What is wrong with a DistractMath record (an empty list if nothing)."
-    errs = _check_text(r)
-    if 'slots' not in r: return errs
-    rd = read_problem(r['original_question'], r['lang'])
-    if len(r['slots']) != len(r['added_sentences']): return errs + ['one slot per added sentence is needed']
-    for s, ty, sentence in zip(r['slots'], r['added_types'], r['added_sentences']):
-        try: errs += _check_slot(Slot(**s), ty, sentence, rd)
-        except (TypeError, KeyError, DistractorError) as e: errs.append(f'bad slot {s}: {e}')
-    sm = split_sentences(r['modified_question'])
-    gender = {x: next(nm[3] for nm in names(r['lang']) if nm[0] == sl['name'])
-              for x, sl in zip(r['added_sentences'], r['slots']) if sl.get('name')}
-    person = [gender.get(s, '') for s in sm]
-    if not pronoun_safe(sm, person, r['lang']): errs.append('a new person comes right before a pronoun')
-    return errs

@@ -473,7 +473,7 @@ def test_plot_graph_draws_every_node():
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    from dagger.graph import plot_graph
+    from dagger.graph_plot import plot_graph
     ax = plot_graph(PEN)
     texts = [t.get_text() for t in ax.texts if t.get_text()]
     assert len(texts) == len(PEN['nodes']) and any('5,572,092' in t for t in texts)
@@ -481,7 +481,7 @@ def test_plot_graph_draws_every_node():
 
 
 def test_bangla_labels_fall_back_to_ids_without_a_bengali_font(monkeypatch):
-    import dagger.graph as G
+    import dagger.graph_plot as G
     node = from_obj(PEN).node('n1')
     monkeypatch.setattr(G, '_bn_font_cache', [None])
     assert G._show_label(node) == 'n1'
