@@ -2,7 +2,7 @@
 
 # %% ../nbs/lib_17_data.ipynb #723049c1
 from __future__ import annotations
-import copy, tempfile, statistics, dataclasses, functools, json, logging, math, os, random, re, socket, threading, time
+import copy, csv, tempfile, statistics, dataclasses, functools, json, logging, math, os, random, re, socket, threading, time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,10 +18,10 @@ from .gold import GoldGraphError, gsm8k_graph, msvamp_graph, verify_graph, distr
 __all__ = ['log', 'AUG_TYPES', 'META_KEYS', 'MGSM_LANGS', 'MSVAMP_FILES', 'BASE_SPLITS', 'DISTRACT_SPLITS', 'DOSE_SPLITS',
            'SPLITS', 'EVAL_SPLITS', 'PAPER_SPLIT_SIZES', 'HUB_HOST', 'DISTRACT_REPO', 'TRAIN_REPO', 'HUB_SCHEMA',
            'DataError', 'Problem', 'data_root', 'DataRowError', 'gsm8k_final_answer', 'sample', 'mgsm_alignment',
-           'gold_coverage', 'load_split', 'to_frame', 'HubUnavailable', 'DistractMathNotBuilt', 'hub_probe', 'load_hub',
-           'hub_args', 'data_source', 'distract_record', 'distract_path', 'load_distractmath', 'question_in_turn',
-           'load_training', 'write_hub_fixture', 'msvamp_number', 'msvamp_half', 'evaluable', 'SplitNotPrepared',
-           'needed_splits', 'prepare_splits', 'prepared_split', 'split_summary']
+           'gold_coverage', 'load_split', 'benchmark_flags', 'to_frame', 'HubUnavailable', 'DistractMathNotBuilt',
+           'hub_probe', 'load_hub', 'hub_args', 'data_source', 'distract_record', 'distract_path', 'load_distractmath',
+           'question_in_turn', 'load_training', 'write_hub_fixture', 'msvamp_number', 'msvamp_half', 'evaluable',
+           'SplitNotPrepared', 'needed_splits', 'prepare_splits', 'prepared_split', 'split_summary']
 
 # %% ../nbs/lib_17_data.ipynb #777c4fad
 class DataError(ValueError):
@@ -250,17 +250,34 @@ def gold_coverage(name: str, cfg: Profile | None = None) -> dict:
 
 # %% ../nbs/lib_17_data.ipynb #f7c2843b
 def load_split(name: str, n: int | None = None, seed: int = 0, gold: bool = True, cfg: Profile | None = None,
-               source: str | None = None) -> list[Problem]:
-    "The records of split `name` (a seeded sample of `n` if given), with verified gold graphs unless `gold=False`."
+               source: str | None = None, clean: bool = False) -> list[Problem]:
+    """The records of split `name` (a seeded sample of `n` if given), with verified gold graphs unless `gold=False`;
+    `clean` drops the benchmark's flagged problems (`benchmark_flags`) before sampling."""
     if name not in SPLITS: raise DataError(f'unknown split {name!r}; splits: {", ".join(SPLITS)}')
     root = data_root(cfg)
     if name in DISTRACT_SPLITS:
-        recs = load_distractmath(name.split('_')[0], name.split('_')[1], cfg=cfg, source=source, gold=gold)
+        recs = load_distractmath(name.split('_')[0], name.split('_')[1], cfg=cfg, source=source, gold=gold, clean=clean)
         return sample(recs, n, seed)
     if name in DOSE_SPLITS:
-        return sample(load_dose(name.split('_')[0], name.split('_')[1], cfg=cfg, gold=gold), n, seed)
+        return sample(_unflagged(load_dose(name.split('_')[0], name.split('_')[1], cfg=cfg, gold=gold), cfg, clean), n, seed)
     recs = _with_gold(name, root)[0] if gold else _base(name, root)
-    return [_fresh(p) for p in sample(list(recs), n, seed)]
+    return [_fresh(p) for p in sample(_unflagged(recs, cfg, clean), n, seed)]
+
+# %% ../nbs/lib_17_data.ipynb #5143f820
+def benchmark_flags(cfg: Profile | None = None) -> dict[str, tuple[str, ...]]:
+    "{problem id: its flags} of the benchmark's own broken problems, from data/audit/flags.csv (`python -m dagger.audit`)."
+    path, out = _need(data_root(cfg)/'audit'/'flags.csv'), {}
+    lines = path.read_text(encoding='utf-8').splitlines()
+    if not lines or lines[0] != 'id,split,row,flag,detail': raise DataRowError(path, 1, 'the header is not id,split,row,flag,detail')
+    for n, row in enumerate(csv.reader(lines[1:]), 2):
+        if len(row) != 5 or not row[0] or not row[3]: raise DataRowError(path, n, f'expected id,split,row,flag,detail, got {row}')
+        out[row[0]] = tuple(sorted({*out.get(row[0], ()), row[3]}))
+    return out
+
+def _unflagged(recs, cfg: Profile | None, clean: bool = True) -> list:
+    "`recs` without the flagged problems when `clean` (a +D or dose record goes with its original)."
+    flags = benchmark_flags(cfg) if clean else {}
+    return [p for p in recs if p.id not in flags and p.meta.get('original_id') not in flags]
 
 # %% ../nbs/lib_17_data.ipynb #c453f475
 def to_frame(records: list):
@@ -400,8 +417,8 @@ def _originals(base: str, root: Path, gold: bool) -> dict:
     except DataError: return _index(None)          # a data folder without the base split: records keep no original_id
 
 def load_distractmath(subset: str, lang: str = 'bn', cfg: Profile | None = None, source: str | None = None,
-                      gold: bool = True, timeout: float = 3.0) -> list[Problem]:
-    "DistractMath records for `subset` ('mgsm' or 'msvamp'): from the hub, else the local built files."
+                      gold: bool = True, timeout: float = 3.0, clean: bool = False) -> list[Problem]:
+    "DistractMath records for `subset` ('mgsm' or 'msvamp'): from the hub, else the local built files; `clean` drops those of flagged originals."
     if subset not in ('mgsm', 'msvamp'): raise DataError(f'DistractMath subsets are mgsm and msvamp, not {subset!r}')
     source = data_source(cfg, source)
     originals = _originals(f'{subset}_{lang}', data_root(cfg), gold)
@@ -409,7 +426,7 @@ def load_distractmath(subset: str, lang: str = 'bn', cfg: Profile | None = None,
     if source in ('auto', 'hub') and lang == 'bn':
         try:
             ds = load_hub(DISTRACT_REPO, subset, 'train', timeout=timeout, **hub_args(cfg))
-            return [distract_record(r, i, subset, lang, f'hub:{DISTRACT_REPO}/{subset}', originals) for i, r in enumerate(ds)]
+            return _unflagged([distract_record(r, i, subset, lang, f'hub:{DISTRACT_REPO}/{subset}', originals) for i, r in enumerate(ds)], cfg, clean)
         except HubUnavailable as e:
             if source == 'hub': raise HubUnavailable(f'{e}; data_source = hub allows no fallback (auto would read the local files)') from None
             tried = str(e)
@@ -425,7 +442,7 @@ def load_distractmath(subset: str, lang: str = 'bn', cfg: Profile | None = None,
             p = Problem.from_dict(r)
             p.origin = p.origin or f'local:{_rel(path)}#{i}'
             recs.append(p)
-    return recs
+    return _unflagged(recs, cfg, clean)
 
 # %% ../nbs/lib_17_data.ipynb #5ab78c63
 def load_dose(subset: str, lang: str = 'bn', cfg: Profile | None = None, gold: bool = True) -> list[Problem]:
