@@ -2,16 +2,16 @@
 
 # %% ../nbs/stage_1_distractors.ipynb #8624188e
 from __future__ import annotations
-import json, math, random, re
+import hashlib, json, math, random, re
 from dataclasses import replace
 from pathlib import Path
 from . import layout
-from .config import write_jsonl, atomic_write_text
+from .config import write_jsonl, read_jsonl, atomic_write_text
 from .numbers import extract_numbers, format_number, to_ascii_digits
 from .graph import from_obj, execute
 from .prompts import LANG_NAMES
 from .llm import Sampling, backend_from_profile
-from .data import load_split, AUG_TYPES
+from .data import load_split, benchmark_flags, AUG_TYPES
 from .stats import wilson
 from .lexicon import DistractorError, sentence_spans, split_sentences, question_number, insert_sentences
 from .offline_check import check_record, _norm
@@ -20,10 +20,10 @@ from .offline import (offline_augment, graph_values, record_glosses, SHORTFALL, 
 
 
 # %% auto #0
-__all__ = ['SOURCES', 'SIZES', 'numbered', 'generation_prompt', 'verifier_prompt', 'ResponseError', 'extract_json',
+__all__ = ['SOURCES', 'SIZES', 'REVIEW_COLS', 'numbered', 'generation_prompt', 'verifier_prompt', 'ResponseError', 'extract_json',
            'parse_sentences', 'check_added', 'parse_verdict', 'llm_verify', 'llm_augment', 'build_typed', 'build_dose',
-           'distractmath_dir', 'build_all', 'summary_table', 'shortfall_table', 'distractor_model',
-           'distractor_backend']
+           'distractmath_dir', 'with_english', 'build_all', 'summary_table', 'shortfall_table', 'review_seed',
+           'review_sample', 'review_table', 'distractor_model', 'distractor_backend']
 
 # %% ../nbs/stage_1_distractors.ipynb #ad1fb1f2
 _TYPE_TASK = {
@@ -309,12 +309,19 @@ def distractmath_dir(cfg=None) -> Path:
     "The generated DistractMath folder this stage writes (staged when the pipeline runs it)."
     return layout.generated_output('distractmath', cfg)
 
+def with_english(problems: list, src: str, cfg=None) -> list:
+    ("The problems of a translated MGSM split with their English source in `meta['query_en']` (MSVAMP rows carry it "
+     "already): the generator reads the asked-for item there when the translation's question does not name it.")
+    if not src.startswith('mgsm_') or src == 'mgsm_en': return list(problems)
+    en = load_split('mgsm_en', cfg=cfg)
+    return [replace(p, meta={**(p.meta or {}), 'query_en': en[i].question}) for i, p in enumerate(problems)]
+
 def build_all(cfg=None, seed: int = 0, sources=SOURCES, out: Path | None = None) -> dict:
     "Build and write every typed and dose split; returns {file name: (records, failures)}."
     out = Path(out) if out is not None else distractmath_dir(cfg)
     res = {}
     for src in sources:
-        probs = load_split(src, cfg=cfg)
+        probs = with_english(load_split(src, cfg=cfg), src, cfg)
         for name, fn in [(f'{src}.jsonl', build_typed), (f'dose_{src}.jsonl', build_dose)]:
             recs, fails = fn(probs, seed)
             write_jsonl(out/name, recs)
@@ -357,22 +364,53 @@ def _md_table(df) -> str:
 # %% ../nbs/stage_1_distractors.ipynb #56d23f9d
 REVIEW_COLS = ('grammatical', 'plausible', 'right_type', 'answer_preserving')
 
-def review_table(path: Path, res: dict):
-    "Per source and type, the share of reviewed sentences judged grammatical, plausible, of their type, and all four (with n); only sentences still in this build count."
+def review_seed(paths: list) -> int:
+    "The sample's seed: the first 8 hex digits of the sha256 of the files, read in order."
+    h = hashlib.sha256()
+    for p in paths: h.update(Path(p).read_bytes())
+    return int(h.hexdigest()[:8], 16)
+
+def review_sample(folder: Path, lang: str, min_sentences: int) -> tuple[int, list[dict]]:
+    ("(seed, records) for an independent read of `lang`'s typed splits in `folder`: round-robin over (source, type), "
+     "each record whole, until at least `min_sentences` added sentences.")
+    paths = [Path(folder)/f'mgsm_{lang}.jsonl', Path(folder)/f'msvamp_{lang}.jsonl']
+    seed, buckets = review_seed(paths), {}
+    for p in paths:
+        for r in read_jsonl(p): buckets.setdefault((r['source'], r['augmentation_type']), []).append(r)
+    rng = random.Random(seed)
+    for k in sorted(buckets): rng.shuffle(buckets[k])
+    out, n = [], 0
+    while n < min_sentences and any(buckets.values()):
+        for k in sorted(buckets):
+            if buckets[k] and n < min_sentences:
+                r = buckets[k].pop()
+                out.append(dict(id=r['id'], source=r['source'], type=r['augmentation_type'], answer=r['ground_truth'],
+                                original=r['original_question'], modified=r['modified_question'],
+                                added=[dict(sentence=s, insert_after=k) for s, k in zip(r['added_sentences'],
+                                                                                     r['insert_after'])]))
+                n += len(r['added_sentences'])
+    return seed, out
+
+def review_table(folder: Path, res: dict):
+    ("Per language, source and type: n, the share judged grammatical, plausible, of their type, all four (with a Wilson "
+     "interval), and a smoke mark under 30; only sentences still in this build count.")
     import pandas as pd
-    d = pd.read_csv(path)
-    have = {(r['id'], r['augmentation_type'], s) for recs, _ in res.values() for r in recs
-            for s in r['added_sentences']}
-    d = d[[(a, b, c) in have for a, b, c in zip(d['id'], d['type'], d['sentence'])]].copy()
-    d['all_four'] = d[list(REVIEW_COLS)].min(axis=1)
+    have = {(r['id'], r['augmentation_type'], s) for recs, _ in res.values() for r in recs for s in r['added_sentences']}
     rows = []
-    for (src, ty), g in [*d.groupby(['source', 'type']), (('all', 'all'), d)]:
-        k, n = int(g['all_four'].sum()), len(g)
-        lo, hi = wilson(k, n) if n else (float('nan'), float('nan'))
-        rows.append(dict(source=src, type=ty, n=n,
-                         **{c: round(100 * g[c].mean()) for c in ('grammatical', 'plausible', 'right_type')},
-                         all_four=round(100 * k / n) if n else None, ci95=f'{100 * lo:.0f}-{100 * hi:.0f}',
-                         smoke=n < 30))
+    for lang in ('bn', 'en'):
+        path = Path(folder)/f'verdicts_{lang}.csv'
+        if not path.exists(): continue
+        d = pd.read_csv(path)
+        d = d[[(a, b, c) in have for a, b, c in zip(d['id'], d['type'], d['sentence'])]].copy()
+        d['all_four'] = d[list(REVIEW_COLS)].min(axis=1)
+        for (src, ty), g in [*d.groupby(['source', 'type']), (('all', 'all'), d)]:
+            k, n = int(g['all_four'].sum()), len(g)
+            lo, hi = wilson(k, n) if n else (float('nan'), float('nan'))
+            whole = g.groupby('id')['all_four'].min()
+            rows.append(dict(lang=lang, source=src, type=ty, n=n,
+                             **{c: round(100 * g[c].mean()) for c in REVIEW_COLS},
+                             all_four=round(100 * k / n) if n else None, ci95=f'{100 * lo:.0f}-{100 * hi:.0f}',
+                             records_whole=f'{int(whole.sum())}/{len(whole)}', smoke=n < 30))
     return pd.DataFrame(rows)
 
 # %% ../nbs/stage_1_distractors.ipynb #2d511014

@@ -9,7 +9,7 @@ from pathlib import Path
 from .data import AUG_TYPES
 
 # %% auto #0
-__all__ = ['CLASSES', 'TAGS', 'DIMS', 'COUNT_BOUNDS', 'FRAMES', 'SLOTS', 'YA', 'DistractorError', 'sentence_spans',
+__all__ = ['CLASSES', 'TAGS', 'DIMS', 'PER_NOUN', 'COUNT_BOUNDS', 'FRAMES', 'SLOTS', 'YA', 'DistractorError', 'sentence_spans',
            'split_sentences', 'question_number', 'insert_sentences', 'RulesError', 'nfc', 'rules_dir', 'read_rules',
            'Noun', 'lexicon', 'Unit', 'units', 'unit_word', 'names', 'times', 'Range', 'measures', 'find_range',
            'count_range', 'pick_value', 'Template', 'templates', 'template', 'bn_genitive', 'bn_plural',
@@ -114,7 +114,7 @@ CLASSES = {'person': ('young', 'adult'), 'animal': ('tiny', 'small', 'medium', '
            'object': ('micro', 'tiny', 'small', 'medium', 'large'),
            'food': ('micro', 'tiny', 'small', 'medium', 'large'),
            'plant': ('small', 'large'), 'task': ('quick', 'normal', 'long'), 'place': ('',)}
-TAGS = {'lend', 'far', 'ambig', 'produce', 'free'}
+TAGS = {'lend', 'far', 'ambig', 'produce', 'free', 'visit', 'farm'}
 
 @dataclass(frozen=True)
 class Noun:
@@ -230,12 +230,17 @@ def measures() -> dict[str, tuple[Range, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 # %% ../nbs/lib_24_lexicon.ipynb #d42ca3e7
-def find_range(measure: str, cls: str, size: str, lang: str, unit: str | None = None, word: str = '') -> Range | None:
+PER_NOUN = ('weight', 'price')
+
+def find_range(measure: str, cls: str, size: str, lang: str, unit: str | None = None, word: str | tuple = '') -> Range | None:
     ("The first row of `measure` that fits (a `*` cell fits anything, a noun in the class column fits only that "
-     "noun); `unit=None` takes the row's own unit.")
+     "noun, `word` may give several spellings); `unit=None` takes the row's own unit; `PER_NOUN` measures need the "
+     "noun's own row.")
+    words = {word} if isinstance(word, str) else set(word)
     fits = lambda cell, x: cell == '*' or cell == x
     for r in measures().get(measure, ()):
-        if (r.cls == word or fits(r.cls, cls) and fits(r.size, size)) and fits(r.lang, lang) \
+        own = r.cls in words - {''}
+        if (own or measure not in PER_NOUN and fits(r.cls, cls) and fits(r.size, size)) and fits(r.lang, lang) \
            and (unit is None or fits(r.unit, unit)): return r
     return None
 
@@ -273,6 +278,7 @@ class Template:
     lang: str
     classes: tuple          # noun classes, or measure frames (money, time, ...)
     needs: tuple            # sizes or tags the noun must have (empty: any)
+    story: tuple            # what it presupposes of the story (`story.tsv` kinds; `!kind`: must be absent)
     measure: str            # the ranges.tsv row family of its number
     total_ok: bool          # may be used when the question asks for a total
     text: str
@@ -293,7 +299,7 @@ def templates() -> tuple[Template, ...]:
     for i, r in read_rules('templates.tsv'):
         where = f'templates.tsv:{i}'
         t = Template(r['id'], r['type'], r['lang'], tuple(r['classes'].split(',')),
-                     tuple(x for x in r['needs'].split(',') if x),
+                     tuple(x for x in r['needs'].split(',') if x), tuple(x for x in r['story'].split(',') if x),
                      r['measure'], r['total_ok'] == '1', r['text'], r['gloss'] or r['text'])
         if t.type not in AUG_TYPES: raise RulesError(f'{where}: type {t.type!r} is not one of {AUG_TYPES}')
         if set(t.classes) - set(CLASSES) - set(FRAMES): raise RulesError(f'{where}: unknown classes {t.classes}')

@@ -14,10 +14,11 @@ from .lexicon import (DistractorError, Noun, SLOTS, Template, Unit, _CLASSIFIER,
                             tokens, unit_word)
 
 # %% auto #0
-__all__ = ['ATTR_DIM', 'RED_UNIT_DIMS', 'BOUGHT', 'SHORTFALL', 'GENERATOR_VERSION', 'Mention', 'Target', 'money_style',
-           'money_key', 'question_target', 'has_pronoun', 'Reading', 'read_problem', 'Slot', 'slot_values', 'render',
-           'gloss', 'fits', 'red_target', 'count_anchor', 'origins', 'has_origin', 'candidates', 'pronoun_safe',
-           'offline_sentences', 'graph_values', 'offline_augment', 'record_glosses']
+__all__ = ['RED_UNIT_DIMS', 'ORIGINS', 'ATTR_DIM', 'SHORTFALL', 'GENERATOR_VERSION', 'Mention', 'Target', 'money_style',
+           'money_key', 'question_target', 'has_pronoun', 'story_words', 'story_kinds', 'story_fits', 'Reading',
+           'english_target', 'read_problem', 'Slot', 'slot_values', 'render', 'gloss', 'fits', 'red_target',
+           'count_anchor', 'candidates', 'pronoun_safe', 'offline_sentences', 'graph_values', 'offline_augment',
+           'record_glosses']
 
 # %% ../nbs/lib_25_offline.ipynb #4ede81c7
 @dataclass(frozen=True)
@@ -147,17 +148,38 @@ def question_target(qsent: str, lang: str, money: str, unit_list=()) -> Target |
     return None
 
 # %% ../nbs/lib_25_offline.ipynb #61067d86
-# Bangla pronouns have no gender; only plain ones count: the people we add are introduced with plain verbs, so honorific
-# তিনি/তাঁর cannot be taken for them, and তার before চেয়ে/থেকে/অর্ধেক... means "than that", "half of that".
-_BN_PRONOUN = re.compile(nfc(r'(?<![\u0980-\u09ff])(সে|তাকে|তারা|তাদের|তাদেরকে|ওর|ওকে|ওরা|ওদের|তার(?!\s+(চেয়ে|চাইতে|'
-                             r'থেকে|অর্ধেক|দ্বিগুণ|তিনগুণ|পরে|আগে|পর|সমান)))(?![\u0980-\u09ff])'))
-_EN_PRONOUN = {'m': re.compile(r'\b(he|his|him|they|their|theirs|them)\b', re.I),
-               'f': re.compile(r'\b(she|her|hers|they|their|theirs|them)\b', re.I)}
+_BN_PRONOUN = re.compile(nfc(r'(?<![\u0980-\u09ff])(সে|তাকে|তারা|তাদের|তাদেরকে|ওর|ওকে|ওরা|ওদের|তিনি|তাঁর|তাঁকে|তাঁরা|'
+                             r'তাঁদের|তিনার|উনি|ওনার|উনার|ওঁর|ওঁকে|ইনি|এঁর|এর|এদের|ওনাদের|'
+                             r'তার(?!\s+(চেয়ে|চাইতে|থেকে|অর্ধেক|দ্বিগুণ|তিনগুণ|পরে|আগে|পর|সমান)))(?![\u0980-\u09ff])'))
+_EN_PRONOUN = re.compile(r'\b(he|his|him|himself|she|her|hers|herself|they|their|theirs|them|themselves)\b', re.I)
 
-def has_pronoun(sentence: str, lang: str, gender: str = '') -> bool:
-    "Whether `sentence` has a personal pronoun a newly named person (of `gender`, English only) could be taken for."
+def has_pronoun(sentence: str, lang: str) -> bool:
+    "Whether `sentence` has a personal pronoun (Bangla plain or honorific, English of any gender)."
     if lang == 'bn': return bool(_BN_PRONOUN.search(nfc(sentence)))
-    return any(p.search(sentence) for g, p in _EN_PRONOUN.items() if gender in ('', g))
+    return bool(_EN_PRONOUN.search(sentence))
+
+# %% ../nbs/lib_25_offline.ipynb #b121cd3c
+RED_UNIT_DIMS = ('money', 'time', 'distance')     # a RED about an amount only where the amount itself is asked for
+ORIGINS = frozenset({'made', 'grown', 'picked', 'won', 'found'})   # ways items arrive that rule out a purchase
+
+@functools.cache
+def story_words(lang: str) -> tuple[tuple[str, str], ...]:
+    "(stem, kind) pairs of `story.tsv` for `lang`."
+    return tuple((r['stem'], r['how']) for _, r in read_rules('story.tsv') if r['lang'] == lang)
+
+def story_kinds(text: str, lang: str) -> frozenset:
+    "How the items of `text` enter its story: the kinds of every `story.tsv` stem it contains (English: at a word start)."
+    low = nfc(text) if lang == 'bn' else text.lower()
+    hit = (lambda w: w in low) if lang == 'bn' else (lambda w: re.search(r'\b' + re.escape(w), low))
+    return frozenset(how for w, how in story_words(lang) if hit(w))
+
+def story_fits(t: Template, kinds: frozenset) -> bool:
+    "Whether a story whose items arrive in `kinds` of ways has what template `t` presupposes."
+    def ok(need):
+        if need == '!origin': return not kinds & ORIGINS
+        if need == 'bought': return 'bought' in kinds and not kinds & ORIGINS
+        return need[1:] not in kinds if need.startswith('!') else need in kinds
+    return all(ok(x) for x in t.story)
 
 # %% ../nbs/lib_25_offline.ipynb #a1b72f54
 @dataclass(frozen=True)
@@ -177,8 +199,13 @@ class Reading:
     money: str              # money_style
     lowercase: bool         # MSVAMP-en style: lowercase, ' .' before punctuation
     composed_ya: bool       # the problem writes য় as U+09DF
+    story: frozenset        # how its items enter the story (`story.tsv` kinds: bought, made, won, ...)
+    pronoun: bool           # it has a personal pronoun anywhere (then no new person may be named)
 
 # %% ../nbs/lib_25_offline.ipynb #6e197a54
+_COLOUR = {'bn': re.compile(nfc(r'রং|রঙ|লাল|নীল|সবুজ|হলুদ|সাদা|কালো|গোলাপি|বেগুনি|খয়েরি')),
+           'en': re.compile(r'\b(colou?rs?|red|blue|green|yellow|white|black|pink|purple|brown)\b')}
+
 def _dims(text: str, lang: str, unit_list) -> frozenset:
     low = _unmasked(nfc(text) if lang == 'bn' else text.lower(), lang)
     dims = {u.dim for u in unit_list}
@@ -186,12 +213,23 @@ def _dims(text: str, lang: str, unit_list) -> frozenset:
     for d, words in _DIM_WORDS[lang].items():
         if any(nfc(w) in low if lang == 'bn' else w in low for w in words): dims.add(d)
     if any(u.key == 'year' for u in unit_list): dims.add('age')
+    if _COLOUR[lang].search(low): dims.add('colour')
     return frozenset(dims)
 
 # %% ../nbs/lib_25_offline.ipynb #8d093e58
+def english_target(english: str, mentions) -> Target | None:
+    "The counted noun of a translated problem whose gloss is the noun its English source's question asks for."
+    sents = split_sentences(english)
+    t = _asked_noun_or_unit(sents[question_number(sents) - 1], 'en', '$') if sents else None
+    if not t or not t.noun: return None
+    want = {t.noun.sg.lower(), t.noun.pl.lower()}
+    return next((Target(noun=m.noun) for m in mentions if m.value is not None and m.noun.cls != 'place'
+                 and {m.noun.sg.lower(), m.noun.pl.lower()} & want), None)
+
 @functools.lru_cache(maxsize=8192)
-def read_problem(question: str, lang: str) -> Reading:
-    "Nouns, units, target, dimensions, days and register of `question` (lang 'bn' or 'en')."
+def read_problem(question: str, lang: str, english: str = '') -> Reading:
+    ("Nouns, units, target, dimensions, days, story and register of `question` (lang 'bn' or 'en'); `english` is the "
+     "English source of a translated problem, if there is one.")
     if lang not in ('bn', 'en'): raise DistractorError(f'offline rules exist for bn and en, not {lang!r}')
     spans = sentence_spans(question)
     if not spans: raise DistractorError('empty problem')
@@ -205,12 +243,14 @@ def read_problem(question: str, lang: str) -> Reading:
     day_keys = [k for k, (text, _) in times(lang).items() if k.startswith('day:')
                 and text.split()[-1].lower() in question.lower()]
     script = digit_script(question) if re.search('[0-9০-৯]', question) else ('bn' if lang == 'bn' else 'ascii')
-    return Reading(question, lang, sents, q, tuple(counted + named),
-                   question_target(sents[q - 1], lang, money, unit_list),
+    target = (english_target(english, counted) if english else None) or question_target(sents[q - 1], lang, money,
+                                                                                        unit_list)
+    return Reading(question, lang, sents, q, tuple(counted + named), target,
                    _dims(question, lang, unit_list), unit_list, tuple(day_keys),
                    bool(_TOTAL[lang].search(sents[q - 1])), script, money,
                    question == question.lower() and bool(re.search(r' [.?]', question)),
-                   question.count('\u09df') >= question.count('\u09af\u09bc') and '\u09df' in question)
+                   question.count('\u09df') >= question.count('\u09af\u09bc') and '\u09df' in question,
+                   story_kinds(question, lang), has_pronoun(question, lang))
 
 # %% ../nbs/lib_25_offline.ipynb #331e1264
 @dataclass(frozen=True)
@@ -301,7 +341,8 @@ def gloss(s: Slot, r: Reading) -> str:
 # %% ../nbs/lib_25_offline.ipynb #085fc2dc
 # OAD: the dimension each measure adds
 ATTR_DIM = {'weight': 'weight', 'price': 'money', 'bought_years': 'time', 'bought_days': 'time', 'far': 'distance',
-            'age': 'age', 'height': 'length', 'task_time': 'time', 'place_age': 'age', 'home_far': 'distance'}
+            'age': 'age', 'height': 'length', 'task_time': 'time', 'place_age': 'age', 'home_far': 'distance',
+            'colours': 'colour', 'keeps': 'time', 'avg_height': 'length'}
 
 def fits(t: Template, n: Noun) -> bool:
     ("Whether noun `n` may fill template `t`: its class is accepted, it has a size or tag the template needs and none "
@@ -312,10 +353,8 @@ def fits(t: Template, n: Noun) -> bool:
 
 # %% ../nbs/lib_25_offline.ipynb #b3404d7e
 def red_target(r: Reading) -> Target | None:
-    "The question's target; without a question word, the noun the problem counts most often."
-    if r.target: return r.target
-    counted = [m.noun for m in r.mentions if m.value is not None and m.noun.cls != 'place']
-    return Target(noun=max(counted, key=counted.count)) if counted else None
+    "The question's target (the item or amount it asks for), or None: RED is about nothing else."
+    return r.target
 
 # %% ../nbs/lib_25_offline.ipynb #0b338c65
 def count_anchor(n: Noun, r: Reading) -> float | None:
@@ -327,10 +366,10 @@ def count_anchor(n: Noun, r: Reading) -> float | None:
 
 # %% ../nbs/lib_25_offline.ipynb #8ceac97a
 def _count_seed(t: Template, n: Noun, r: Reading) -> dict | None:
-    ("The range for a noun's number: its class and size row, near the problem's own count for counts; prices in the "
-     "problem's money.")
+    ("The range for a noun's number: its own row or its class and size row (weights and prices: its own only), near "
+     "the problem's own count for counts; prices in the language's money.")
     unit = ('bdt' if r.lang == 'bn' else 'usd') if t.measure == 'price' else None
-    row = find_range(t.measure, n.cls, n.size, r.lang, unit, n.word)
+    row = find_range(t.measure, n.cls, n.size, r.lang, unit, (n.word, n.sg))
     if row is None: return None
     lo, hi = row.lo, row.hi
     if t.measure == 'count':
@@ -341,30 +380,20 @@ def _measure_seed(t: Template, key: str, r: Reading) -> dict | None:
     row = find_range(t.measure, '*', '*', r.lang, key)
     return dict(cls=t.classes[0], unit=key, lo=row.lo, hi=row.hi, step=row.step) if row else None
 
-# %% ../nbs/lib_25_offline.ipynb #b121cd3c
-RED_UNIT_DIMS = ('money', 'time', 'distance')     # a RED about an amount only where the amount itself is asked for
-BOUGHT = ('bought_years', 'bought_days', 'far')    # frames that say where or when the items were bought
-
-@functools.cache
-def origins(lang: str) -> tuple[str, ...]:
-    "Word stems (`origins.tsv`) that tell where a problem's items come from: made, picked, grown, received."
-    return tuple(r['stem'] for _, r in read_rules('origins.tsv') if r['lang'] == lang)
-
-def has_origin(r: Reading) -> bool:
-    "Whether the problem already says where its items come from (then no sentence may say they were bought)."
-    text = r.question if r.lang == 'bn' else r.question.lower()
-    return any(w in text for w in origins(r.lang))
-
 # %% ../nbs/lib_25_offline.ipynb #f25dd79d
+def _together(r: Reading, n: Noun, place: Noun) -> bool:
+    "Whether the problem names `place` in a sentence that counts `n` (the place holds those items in the story)."
+    at = {m.sentence for m in r.mentions if m.noun == n}
+    return any(m.noun == place and m.sentence in at for m in r.mentions)
+
 def candidates(r: Reading, ty: str) -> list[tuple[Template, dict]]:
-    "(template, seed) pairs that fit problem `r` for type `ty`; a seed holds the slot's noun, place, unit and range."
-    ts = [t for t in templates() if t.type == ty and t.lang == r.lang]
+    ("(template, seed) pairs that fit problem `r` for type `ty`; a seed holds the slot's noun, place, unit and range. "
+     "Nouns are the ones a number counts (a whole phrase: 'বোতলের ক্যাপ', never a head cut from 'গিফট কার্ড') and the "
+     "question's target; a place goes with a noun only where one sentence names both.")
+    ts = [t for t in templates() if t.type == ty and t.lang == r.lang and story_fits(t, r.story)]
     target = red_target(r)
-    first = [m.noun for m in r.mentions if m.value is not None] + ([target.noun] if target and target.noun else [])
-    # OAD says "each X": only nouns the problem counts or asks for
-    nouns = list(dict.fromkeys(n for n in first if n.cls != 'place'))
-    # NEED: any named noun, counted first
-    named = list(dict.fromkeys(n for n in first + [m.noun for m in r.mentions] if n.cls != 'place'))
+    counted = [m.noun for m in r.mentions if m.value is not None and m.noun.cls != 'place']
+    nouns = list(dict.fromkeys(counted + ([target.noun] if target and target.noun else [])))
     many = {m.noun.word for m in r.mentions if m.value is not None and m.value >= 2}
     # "the school" only when there is one
     places = list(dict.fromkeys(m.noun for m in r.mentions if m.noun.cls == 'place' and m.noun.word not in many))
@@ -376,15 +405,15 @@ def candidates(r: Reading, ty: str) -> list[tuple[Template, dict]]:
         for t in ts:
             if r.total and not t.total_ok: continue
             if target and target.noun and fits(t, target.noun):
-                for p in (places if '{place' in t.text else [None]): add_noun(t, target.noun, p)
+                near = [p for p in places if _together(r, target.noun, p)]
+                for p in (near if '{place' in t.text else [None]): add_noun(t, target.noun, p)
             if target and target.unit and target.unit.dim in t.classes and target.unit.dim in RED_UNIT_DIMS:
                 seed = _measure_seed(t, target.unit.key, r)
                 if seed: out.append((t, dict(seed, item='', place='')))
         return out
     for t in ts:
         if ty == 'OAD' and ATTR_DIM[t.measure] in r.dims: continue
-        if t.measure in BOUGHT and 'person' not in t.classes and has_origin(r): continue
-        for n in (nouns if ty == 'OAD' else named):
+        for n in nouns:
             if fits(t, n): add_noun(t, n)
         for p in places:
             seed = _count_seed(t, p, r) if fits(t, p) else None
@@ -392,10 +421,6 @@ def candidates(r: Reading, ty: str) -> list[tuple[Template, dict]]:
         if ty == 'NEED' and 'money' in t.classes and 'money' in r.dims:
             seed = _measure_seed(t, money_key(r.money), r)
             if seed: out.append((t, dict(seed, item='', place='')))
-        if ty == 'NEED' and 'time' in t.classes:
-            for key in dict.fromkeys(u.key for u in r.units if u.dim == 'time'):
-                seed = _measure_seed(t, key, r)
-                if seed: out.append((t, dict(seed, item='', place='')))
     return out
 
 # %% ../nbs/lib_25_offline.ipynb #aab2fa0b
@@ -408,10 +433,8 @@ def _anchor_sentence(seed: dict, r: Reading) -> int:
 
 # %% ../nbs/lib_25_offline.ipynb #b6e70f85
 def pronoun_safe(sentences: list[str], new_person: list[str], lang: str) -> bool:
-    ("No sentence that names a new person (its gender, or '' for none) is followed by one with a pronoun that could "
-     "then mean them.")
-    return not any(new_person[i] and has_pronoun(sentences[i + 1], lang, new_person[i])
-                   for i in range(len(sentences) - 1))
+    "No sentence that names a new person (a truthy flag) is followed, anywhere later, by one with a personal pronoun."
+    return not any(flag and any(has_pronoun(s, lang) for s in sentences[i + 1:]) for i, flag in enumerate(new_person))
 
 def _layout(r: Reading, plan: list[tuple[str, int, str]]) -> tuple[list[str], list[str]]:
     ("The sentences of the problem with `plan`'s (sentence, insert_after, new person's gender) put in, and the gender "
@@ -425,9 +448,10 @@ def _layout(r: Reading, plan: list[tuple[str, int, str]]) -> tuple[list[str], li
 
 # %% ../nbs/lib_25_offline.ipynb #39c30226
 def _place(r: Reading, plan: list, sentence: str, person: str, prefer: int, rng: random.Random) -> int | None:
-    ("Where the new sentence goes: after the sentence naming its noun if it can, else at the start; never after the "
-     "question or before a pronoun.")
-    if r.q <= 1: options = [0]
+    ("Where the new sentence goes: a new person first, in a problem without pronouns; anything else after the "
+     "sentence naming its noun if it can, else at the start; never after the question.")
+    if person: options = [] if r.pronoun else [0]
+    elif r.q <= 1: options = [0]
     else:
         rest = [k for k in range(1, r.q) if k != prefer]
         rng.shuffle(rest)
@@ -487,7 +511,7 @@ def offline_sentences(r: Reading, types: list[str], rng: random.Random, forbidde
     return out
 
 # %% ../nbs/lib_25_offline.ipynb #2d3591f1
-GENERATOR_VERSION = 'offline-templates v2'
+GENERATOR_VERSION = 'offline-templates v3'
 
 def graph_values(gold: dict | None) -> set:
     "Every value in a gold graph: constants and the result of each operation node."
@@ -518,7 +542,9 @@ def offline_augment(problem, types: list[str], seed: int = 0, row_index: int | N
         if t not in AUG_TYPES: raise DistractorError(f'unknown augmentation type {t!r}; have {AUG_TYPES}')
     q, answer, lang, pid = (_get(problem, 'question'), float(_get(problem, 'answer')), _get(problem, 'lang'),
                             _get(problem, 'id'))
-    r = read_problem(q, lang)
+    meta = _get(problem, 'meta') or {}
+    english = meta.get('query_en', '') if lang != 'en' else ''
+    r = read_problem(q, lang, english)
     forbidden = {n.value for n in extract_numbers(q)} | {answer} | graph_values(_get(problem, 'gold_graph'))
     label = aug_label or '+'.join(dict.fromkeys(types))
     why = {}
@@ -526,13 +552,13 @@ def offline_augment(problem, types: list[str], seed: int = 0, row_index: int | N
     if not sents: raise DistractorError(f'{pid}: no {label} sentence: ' + '; '.join(SHORTFALL[k] for k in why))
     modified, used = insert_sentences(q, [(s['sentence'], s['insert_after']) for s in sents])
     vals = [float(s['slot'].value) for s in sents]
-    return dict(row_index=row_index if row_index is not None else (_get(problem, 'meta') or {}).get('row'),
+    return dict(row_index=row_index if row_index is not None else meta.get('row'),
                 id=pid, original_question=q, modified_question=modified, ground_truth=answer, augmentation_type=label,
                 added_sentences=[s['sentence'] for s in sents], justification=_justify(sents), answers_match=True,
                 distractor_values=vals, n_distractors=len(vals), n_requested=len(types), insert_after=used,
                 added_types=[s['type'] for s in sents], templates=[s['slot'].template for s in sents],
                 slots=[_slot_dict(s['slot']) for s in sents], shortfall=why, lang=lang, source=_get(problem, 'source'),
-                generator=f'{GENERATOR_VERSION}, seed {seed}')
+                generator=f'{GENERATOR_VERSION}, seed {seed}', **({'english_query': english} if english else {}))
 
 # %% ../nbs/lib_25_offline.ipynb #bd4c30a4
 _WHAT = {'RED': 'the asked-for item held by another person, place or time',
@@ -546,5 +572,5 @@ def _justify(sents: list[dict]) -> str:
 
 def record_glosses(r: dict) -> list[str]:
     "An English gloss of each added sentence of record `r`, from its slots."
-    rd = read_problem(r['original_question'], r['lang'])
+    rd = read_problem(r['original_question'], r['lang'], r.get('english_query', ''))
     return [gloss(Slot(**s), rd) for s in r['slots']]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from .numbers import extract_numbers
 from .lexicon import DistractorError, _clash, lexicon, names, nfc, question_number, split_sentences, template
-from .offline import (ATTR_DIM, Reading, Slot, _count_seed, _measure_seed, fits, money_key, pronoun_safe,
-                            read_problem, red_target, render)
+from .offline import (ATTR_DIM, Reading, Slot, _count_seed, _measure_seed, _together, fits, money_key,
+                            pronoun_safe, read_problem, red_target, render, story_fits)
 
 # %% auto #0
 __all__ = ['check_record']
@@ -46,6 +46,9 @@ def _check_slot(s: Slot, ty: str, sentence: str, rd: Reading) -> list[str]:
     "The checks of one generated sentence: frame, lexicon, tie to the problem, range, and that it re-renders exactly."
     t, errs, lex = template(s.template), [], lexicon(rd.lang)
     if t.type != ty: errs.append(f'{s.template} is a {t.type} template, the sentence is typed {ty}')
+    if not story_fits(t, rd.story): errs.append(f'{s.template} presupposes {t.story}; the story has {sorted(rd.story)}')
+    if s.item and s.place and not _together(rd, lex.get(s.item), lex.get(s.place)):
+        errs.append(f'{s.place!r} and {s.item!r} are never named together in the problem')
     if s.cls not in t.classes: errs.append(f'{s.template} does not take class {s.cls}')
     target = red_target(rd)
     named = {m.noun.word for m in rd.mentions} | ({target.noun.word} if target and target.noun else set())
@@ -79,7 +82,7 @@ def check_record(r: dict) -> list[str]:
     "What is wrong with a DistractMath record (an empty list if nothing)."
     errs = _check_text(r)
     if 'slots' not in r: return errs
-    rd = read_problem(r['original_question'], r['lang'])
+    rd = read_problem(r['original_question'], r['lang'], r.get('english_query', ''))
     if len(r['slots']) != len(r['added_sentences']): return errs + ['one slot per added sentence is needed']
     for s, ty, sentence in zip(r['slots'], r['added_types'], r['added_sentences']):
         try: errs += _check_slot(Slot(**s), ty, sentence, rd)
@@ -88,5 +91,7 @@ def check_record(r: dict) -> list[str]:
     gender = {x: next(nm[3] for nm in names(r['lang']) if nm[0] == sl['name'])
               for x, sl in zip(r['added_sentences'], r['slots']) if sl.get('name')}
     person = [gender.get(s, '') for s in sm]
-    if not pronoun_safe(sm, person, r['lang']): errs.append('a new person comes right before a pronoun')
+    if not pronoun_safe(sm, person, r['lang']): errs.append('a pronoun comes after a new person')
+    if any(sl.get('name') and k != 0 for sl, k in zip(r['slots'], r['insert_after'])):
+        errs.append('a new person is not the first sentence')
     return errs
