@@ -6,7 +6,7 @@ import hashlib, json, math, random, re
 from dataclasses import replace
 from pathlib import Path
 from . import layout
-from .config import write_jsonl, read_jsonl, atomic_write_text
+from .config import write_jsonl, read_jsonl, atomic_write_text, project_root
 from .numbers import extract_numbers, format_number, to_ascii_digits
 from .graph import from_obj, execute
 from .prompts import LANG_NAMES
@@ -20,10 +20,11 @@ from .offline import (offline_augment, graph_values, record_glosses, SHORTFALL, 
 
 
 # %% auto #0
-__all__ = ['SOURCES', 'SIZES', 'REVIEW_COLS', 'numbered', 'generation_prompt', 'verifier_prompt', 'ResponseError', 'extract_json',
-           'parse_sentences', 'check_added', 'parse_verdict', 'llm_verify', 'llm_augment', 'build_typed', 'build_dose',
-           'distractmath_dir', 'with_english', 'build_all', 'summary_table', 'shortfall_table', 'review_seed',
-           'review_sample', 'review_table', 'distractor_model', 'distractor_backend']
+__all__ = ['SOURCES', 'SIZES', 'PAPER_KEPT', 'COVERAGE_TARGET', 'REVIEW_COLS', 'numbered', 'generation_prompt', 'verifier_prompt',
+           'ResponseError', 'extract_json', 'parse_sentences', 'check_added', 'parse_verdict', 'llm_verify',
+           'llm_augment', 'build_typed', 'build_dose', 'distractmath_dir', 'with_english', 'build_all', 'summary_table',
+           'shortfall_table', 'coverage_table', 'review_seed', 'review_sample', 'review_table', 'distractor_model',
+           'distractor_backend']
 
 # %% ../nbs/stage_1_distractors.ipynb #ad1fb1f2
 _TYPE_TASK = {
@@ -355,6 +356,27 @@ def shortfall_table(res: dict):
                              records_left_out=sum(k in f['reasons'].split(' | ') for f in fails), meaning=SHORTFALL[k]))
     return pd.DataFrame(rows)
 
+# %% ../nbs/stage_1_distractors.ipynb #7e2aa6b4
+PAPER_KEPT = {'mgsm_bn': 738, 'msvamp_bn': 2947}   # records the paper kept (App. A.10), against 750 and 3,000 pairs
+COVERAGE_TARGET = (0.90, 2.4)                     # share of (problem, type) pairs served, distractors per record
+
+def coverage_table(res: dict, paper: Path | None = None):
+    ("Per typed split: the (problem, type) pairs served and distractors per record, beside the paper's (Table 11 and "
+     "the records it kept) and our target.")
+    import pandas as pd
+    t11 = pd.read_csv(paper or project_root()/'data'/'paper'/'table11.csv').set_index('dataset')['avg_distractors']
+    rows = []
+    for name, (recs, fails) in res.items():
+        if name.startswith('dose_'): continue
+        split, pairs = name.removesuffix('.jsonl'), len(recs) + len(fails)
+        n = [r['n_distractors'] for r in recs]
+        served, per = len(recs) / pairs if pairs else 0, sum(n) / len(n) if n else 0
+        rows.append(dict(split=split, pairs=pairs, served=len(recs), served_pct=round(100 * served, 1),
+                         per_record=round(per, 2), paper_kept=PAPER_KEPT.get(split, ''),
+                         paper_per_record=t11.get(f'{split}_distract', ''),
+                         target_met=served >= COVERAGE_TARGET[0] and per >= COVERAGE_TARGET[1]))
+    return pd.DataFrame(rows)
+
 # %% ../nbs/stage_1_distractors.ipynb #79c8f046
 def _md_table(df) -> str:
     cols = list(df.columns)
@@ -414,7 +436,7 @@ def review_table(folder: Path, res: dict):
     return pd.DataFrame(rows)
 
 # %% ../nbs/stage_1_distractors.ipynb #2d511014
-def write_data_card(table, shortfalls, path: Path, seed: int, review=None):
+def write_data_card(table, shortfalls, path: Path, seed: int, review=None, coverage=None):
     "The data card of generated/distractmath (fields, provenance, the summary and shortfall tables)."
     short = shortfalls[(shortfalls.missing_in_records > 0) | (shortfalls.records_left_out > 0)].drop(columns='meaning')
     text = f"""# DistractMath (local, offline build)
@@ -424,7 +446,10 @@ Distractor-augmented versions of MGSM and MSVAMP (Bangla and English), built by 
 `nbs/lib_25_offline.ipynb`; its rules are the TSV files in `dagger/rules/`), from the vendored benchmarks in
 `data/mgsm` and `data/msvamp` and their gold graphs (`dagger.data`). No language model was used: every added
 sentence fills a typed frame with a lexicon noun, place or unit the problem itself names, and carries exactly one
-new number. These files stand in for the paper's `dipta007/DistractMath-Bn` (GPT-4.1-written, human-reviewed),
+new number. The frames read the problem as a story: an item is the whole phrase a number counts, a frame's
+presupposition (a purchase, a market, a visit) must hold in the story, weights and prices come per noun, RED is about
+the question's own target (read from the question, and for MSVAMP and MGSM also from the English source) or is not
+written, and a new person only opens a problem that has no pronoun a reader could give them. These files stand in for the paper's `dipta007/DistractMath-Bn` (GPT-4.1-written, human-reviewed),
 which `dagger.data.load_split('<source>_<lang>_distract')` reads under `data_source = hub` (an unreachable hub is
 then an error); `local` reads these files, and `auto` falls back to them with a warning.
 
@@ -438,7 +463,9 @@ Fields (the DistractMath-BN fields first, then ours):
 - `row_index` (index of the problem in the source split), `original_question`, `modified_question`,
   `ground_truth` (the unchanged answer), `augmentation_type` (RED | OAD | NEED | MIXED), `added_sentences`,
   `justification`, `answers_match` (always true: preserved by construction);
-- `id` (the source problem's id in `dagger.data`, e.g. `mgsm_bn-007`), `distractor_values` (exactly the numbers
+- `id` (the source problem's id in `dagger.data`, e.g. `mgsm_bn-007`; the benchmark audit's flags on that problem,
+  `dagger.data.benchmark_flags()`, go with the record when `dagger.data` loads it), `english_query` (the English
+  source the target was read from, for translated problems), `distractor_values` (exactly the numbers
   added, in sentence order), `n_distractors`, `n_requested` (how many were asked for), `shortfall` (why sentences
   are missing: reason -> count), `insert_after` (1-based sentence after which each sentence was put; never the
   question), `added_types`, `templates` (frame ids, rows of `dagger/rules/templates.tsv`), `slots` (the filled
@@ -448,14 +475,16 @@ Checked automatically for every record (`dagger.offline_check.check_record`): no
 problem or the answer (nor, by construction, any value of the gold graph); the numbers read back from the added
 sentences are exactly `distractor_values`; the question sentence is still last; no duplicate sentences; deleting
 the added sentences gives back the original text; each frame fits its noun's class and size; the noun is in the
-lexicon and named in the problem; a RED sentence is about the question's item; an OAD dimension is new to the
-problem; the number lies in the rules' range; the sentence re-renders exactly from its slot; no new person comes
-right before a pronoun.
+lexicon and counted by the problem; a RED sentence is about the question's item; an OAD dimension is new to the
+problem; the story allows what the frame presupposes; a place and its noun share a sentence of the problem; the
+number lies in the rules' range; the sentence re-renders exactly from its slot; a new person comes first and no
+pronoun follows.
 
-Known limits: the sentences are grammatical but come from a hundred or so frames, so they recur across problems;
-the problem is read through the lexicon, not understood, so a noun missing from it (or a problem that names few
-things) yields fewer sentences than the paper's 2.7 per problem (Table 11: 2.76 MGSM, 2.68 MSVAMP); a few source
-problems are themselves broken (e.g. MSVAMP-bn row 914 is truncated).
+Known limits: the sentences come from about a hundred frames, so they recur across problems; the problem is read
+through the lexicon, not understood, so a problem whose counted items the lexicon does not know, whose question asks
+for no item it can read, or that has pronouns (no new person then) gets fewer sentences, or none of a type. The
+coverage table below says how far short of the paper that leaves us, and the shortfall table why. Some source
+problems are broken in themselves; the benchmark audit (`data/audit/`) flags them.
 
 Source licences: MGSM (CC BY-SA 4.0, `data/mgsm/LICENSE`), MSVAMP (`data/msvamp/LICENSE`), GSM8K (MIT).
 
@@ -463,7 +492,11 @@ Source licences: MGSM (CC BY-SA 4.0, `data/mgsm/LICENSE`), MSVAMP (`data/msvamp/
 
 {_md_table(table)}
 
-## A reader's review (Bangla)
+## Coverage against the paper (Table 11)
+
+{_md_table(coverage) if coverage is not None else 'Not computed.'}
+
+## An independent read
 
 {_review_text(review)}
 
@@ -478,12 +511,15 @@ Reasons: {'; '.join(f'`{k}`: {v}' for k, v in SHORTFALL.items())}.
 # %% ../nbs/stage_1_distractors.ipynb #138a9248
 def _review_text(review) -> str:
     if review is None or not len(review): return 'No review of this build yet.'
-    return (f"`review_bn.csv` holds one row per sentence of a seeded sample of Bangla records (30 MGSM-bn and 30 "
-            f"MSVAMP-bn) of this build, each judged grammatical, plausible, of its declared type and "
-            f"answer-preserving, with an English gloss and a note on every failure. Sentences of one record are not "
-            f"independent, so the intervals (Wilson, per sentence) are optimistic; cells with n < 30 are smoke. The "
-            f"judge was the engineer who wrote the rules, reading as a Bangla speaker would; a native speaker's review "
-            f"is still to come.\n\n" + _md_table(review))
+    return ("A seeded sample of each language's typed records (`review/sample_<lang>.jsonl`; the seed is the first 8 "
+            "hex digits of the sha256 of `mgsm_<lang>.jsonl` and `msvamp_<lang>.jsonl`, so nobody chose the records) "
+            "was read by a reviewer who had not seen the rules or the code, given only the records and the standard in "
+            "`review/reading-distractors.md` (the paper's three types and the four checks). The verdicts, one row per "
+            "sentence with an English gloss and a note on every failure, are `review/verdicts_<lang>.csv`; source "
+            "problems the reviewer found broken in themselves are listed in `review/broken_sources_<lang>.csv`, apart "
+            "from the sentences. Sentences of one record are not independent, so the Wilson intervals (per sentence) "
+            "are optimistic; cells with n < 30 are smoke. `records_whole` counts the records whose every sentence "
+            "passes.\n\n" + _md_table(review))
 
 # %% ../nbs/stage_1_distractors.ipynb #7c69fe72
 def examples_table(recs: list[dict]) -> str:

@@ -471,7 +471,7 @@ def _when(t: Template, r: Reading, rng: random.Random) -> str:
 # %% ../nbs/lib_25_offline.ipynb #82bbeed1
 SHORTFALL = {'frames': 'no unused template fits a noun, place or unit of the problem',
              'values': 'every value in range is a number of the problem or its gold computation',
-             'pronoun': 'every fitting template names a new person and every place for it comes right before a pronoun'}
+             'pronoun': 'every fitting template names a new person, and the problem has a pronoun that could then mean them'}
 
 def offline_sentences(r: Reading, types: list[str], rng: random.Random, forbidden=(),
                       why: dict | None = None) -> list[dict]:
