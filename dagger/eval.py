@@ -13,7 +13,7 @@ from .numbers import extract_numbers, to_ascii_digits
 from . import layout
 from .llm import Sampling, backend_from_profile, get_backend, cache_dir
 from .sandbox import run_program, extract_program, isolation_info
-from .data import load_split, sample, evaluable, prepared_split, PAPER_SPLIT_SIZES
+from .data import load_split, sample, evaluable, prepared_split, benchmark_flags, data_root, PAPER_SPLIT_SIZES
 from .prompts import (ANSWER_PHRASES, labels, cot_messages, reasoning_messages, dagger_prompt, pot_messages, student_prompt,
                             got_generate_messages, got_score_messages, got_aggregate_messages, got_refine_messages)
 from . import layout
@@ -24,10 +24,10 @@ import dataclasses
 # %% auto #0
 __all__ = ['BUDGETS', 'PROMPTS', 'STUDENT_BUDGET', 'KEYS', 'EVAL_TABLES', 'TRAINED_FOLDERS', 'signed_numbers', 'extract_answer',
            'extract_boxed', 'score_text', 'known_distractors', 'budget', 'run_method', 'parse_score', 'run_got',
-           'distractor_prf', 'intervals', 'summarize', 'original_split', 'deltas', 'weighted', 'type_errors',
-           'run_name', 'write_results', 'load_splits', 'evaluate', 'phase_model', 'record_phase', 'phase_backend',
-           'run_eval', 'system_cells', 'system_model', 'system_backend', 'run_system', 'evaluate_profile',
-           'paired_accuracy', 'paired_comparisons']
+           'distractor_prf', 'intervals', 'audit_flags', 'mark_clean', 'clean_accuracy', 'summarize', 'original_split',
+           'deltas', 'weighted', 'type_errors', 'run_name', 'write_results', 'load_splits', 'evaluate', 'phase_model',
+           'record_phase', 'phase_backend', 'run_eval', 'system_cells', 'system_model', 'system_backend', 'run_system',
+           'evaluate_profile', 'paired_accuracy', 'paired_comparisons']
 
 # %% ../nbs/lib_18_eval.ipynb #f0514462
 def signed_numbers(text: str, words: bool = False) -> list[tuple[float, int, int]]:
@@ -219,10 +219,32 @@ def intervals(g: pd.DataFrame) -> dict:
     tlo, thi = bootstrap_mean_ci(g['tokens'])
     return dict(acc_lo=100 * lo, acc_hi=100 * hi, tokens_lo=tlo, tokens_hi=thi, smoke=is_smoke(n))
 
+# %% ../nbs/lib_18_eval.ipynb #08408647
+def audit_flags(cfg=None, verbose: bool = True) -> dict | None:
+    "The benchmark audit's flags for profile `cfg` (`dagger.data.benchmark_flags`); None where its data folder has no flags file."
+    if not (data_root(cfg)/'audit'/'flags.csv').exists():
+        if verbose: print(f"no clean-subset accuracy: no {data_root(cfg)/'audit'/'flags.csv'} (python -m dagger.audit writes it)")
+        return None
+    return benchmark_flags(cfg)
+
+def mark_clean(df: pd.DataFrame, flags: dict | None) -> pd.DataFrame:
+    "Records `df` with `clean`: False for a problem in `flags`, and for a +D record whose original is; `df` itself when `flags` is None."
+    if flags is None or not len(df): return df
+    orig = df['original_id'] if 'original_id' in df else [None] * len(df)
+    return df.assign(clean=[i not in flags and o not in flags for i, o in zip(df['id'], orig)])
+
+def clean_accuracy(g: pd.DataFrame) -> dict:
+    "Accuracy (%) of cell `g` on its clean records: n_clean, acc_clean and its Wilson interval clean_lo/clean_hi; {} unmarked."
+    if 'clean' not in g: return {}
+    ok = g['correct'][g['clean'].astype(bool)].astype(bool)
+    lo, hi = wilson(int(ok.sum()), len(ok))
+    return dict(n_clean=len(ok), acc_clean=100 * ok.mean() if len(ok) else float('nan'), clean_lo=100 * lo, clean_hi=100 * hi)
+
 # %% ../nbs/lib_18_eval.ipynb #422936c1
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (method, model, split): n, accuracy, execution rate, tokens, calls, DAGGER graph facts, flag P/R/F1;
-    with the 95% intervals of accuracy (Wilson, `acc_lo`/`acc_hi`) and tokens (bootstrap, `tokens_lo`/`tokens_hi`) and `smoke` (n < 30)."""
+    with the 95% intervals of accuracy (Wilson, `acc_lo`/`acc_hi`) and tokens (bootstrap, `tokens_lo`/`tokens_hi`) and `smoke` (n < 30);
+    with a `clean` column, the accuracy on the clean subset too (`clean_accuracy`)."""
     rows = []
     for key, g in df.groupby(KEYS, sort=True):
         ex = g['executed'].dropna() if 'executed' in g else pd.Series(dtype=float)
@@ -235,7 +257,7 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
             mean_tokens=g['tokens'].mean(), calls_per_problem=g['calls'].mean(),
             repairs_per_problem=reps.map(len).mean() if len(reps) else float('nan'),
             repaired_pct=100 * (reps.map(len) > 0).mean() if len(reps) else float('nan'),
-            mean_ops=ops.mean() if len(ops) else float('nan')) | distractor_prf(g) | intervals(g))
+            mean_ops=ops.mean() if len(ops) else float('nan')) | distractor_prf(g) | intervals(g) | clean_accuracy(g))
     return pd.DataFrame(rows)
 
 # %% ../nbs/lib_18_eval.ipynb #a650d822
@@ -283,14 +305,15 @@ def run_name(model: str) -> str:
     "A file-safe run name for `model`."
     return re.sub(r'[^A-Za-z0-9._-]+', '_', model).strip('_')
 
-def write_results(records: list[dict], out: str | Path, info: dict) -> dict:
-    "Merge `records` into the run folder `out` (replacing same method+split rows), write tables and run.json; return the tables."
+def write_results(records: list[dict], out: str | Path, info: dict, flags: dict | None = None) -> dict:
+    ("Merge `records` into the run folder `out` (replacing same method+split rows), write tables and run.json; return the "
+     "tables (with `flags`, the audit's, clean-subset accuracy too).")
     out = Path(out)
     old = read_jsonl(out/'records.jsonl') if (out/'records.jsonl').exists() else []
     new_keys = {(r['method'], r['split']) for r in records}
     allrecs = [r for r in old if (r['method'], r['split']) not in new_keys] + list(records)
     write_jsonl(out/'records.jsonl', allrecs)
-    df = pd.DataFrame(allrecs)
+    df = mark_clean(pd.DataFrame(allrecs), flags)
     tables = dict(summary=summarize(df), deltas=deltas(summarize(df)), types=type_errors(df))
     tables['weighted'] = weighted(tables['summary'])
     tables['comparisons'] = paired_comparisons(df)
@@ -386,8 +409,9 @@ def run_eval(cfg, backend=None, methods=None, splits=None, n: int | None = None,
                     sandbox=isolation_info() if 'pot' in methods else None, smoke_check=smoke)
     out = layout.output(cfg, 'eval_smoke' if smoke else 'eval')/(run_name(cfg.model)
                                                                  + ('' if phase == 'untrained' else f'-{phase}'))
-    tables = write_results(recs, out, info) if write else (lambda df: dict(records=df,
-                                                                           summary=summarize(df)))(pd.DataFrame(recs))
+    flags = audit_flags(cfg, verbose=progress)
+    tables = write_results(recs, out, info, flags) if write else (lambda df: dict(records=df,
+                                                                           summary=summarize(df)))(mark_clean(pd.DataFrame(recs), flags))
     return tables | dict(info=info, out=out)
 
 # %% ../nbs/lib_18_eval.ipynb #5b79e109
@@ -452,8 +476,9 @@ def run_system(cfg, system, n: int | None = None, write: bool = True, progress: 
                              | dict(cap=cfg.eval.max_new_tokens) for m in cells},
                     seconds=round(time.time() - t0, 1))
     out = layout.output(cfg, 'eval')/system.id
-    tables = write_results(recs, out, info) if write else dict(records=pd.DataFrame(recs),
-                                                               summary=summarize(pd.DataFrame(recs)))
+    flags = audit_flags(cfg, verbose=progress)
+    tables = write_results(recs, out, info, flags) if write else dict(records=pd.DataFrame(recs),
+                                                                      summary=summarize(mark_clean(pd.DataFrame(recs), flags)))
     return tables | dict(info=info, out=out)
 
 # %% ../nbs/lib_18_eval.ipynb #d0aea440

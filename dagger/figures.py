@@ -11,7 +11,7 @@ from .config import (project_root, write_json, read_json, read_jsonl, atomic_wri
 from . import graph as G
 from .graph_plot import plot_graph
 from .prompts import LANG_NAMES, pen_graph
-from .data import load_split, distract_path, PAPER_SPLIT_SIZES
+from .data import load_split, distract_path, data_root, PAPER_SPLIT_SIZES
 from .eval import weighted, distractor_prf, summarize, known_distractors, intervals, paired_comparisons
 from .stats import wilson, bootstrap_mean_ci, mcnemar, paired_bootstrap_diff, is_smoke, SMOKE_N
 from . import ablations
@@ -26,9 +26,9 @@ from .tables import _need_paper, _rel
 
 # %% auto #0
 __all__ = ['PAPER_TABLES', 'ABLATION_TABLES', 'TABLE_TITLES', 'ANSWERS', 'ANSWER_COLUMNS', 'SMOKE_COLUMNS', 'COMPARE_KEYS',
-           'ours_label', 'FigureRun', 'paper_outputs', 'fig2_paper', 'fig2_ours', 'comparisons_ours', 'comparisons_out',
-           'fig3_ours', 'fig4_ours', 'dose_ours', 'flags_ours', 'flags_fig_ours', 'exec_changes', 'answers_table',
-           'answers_out', 'smoke_check_table', 'smoke_check_out', 'compare_out', 'draw_all']
+           'ours_label', 'FigureRun', 'paper_outputs', 'fig2_paper', 'fig2_ours', 'clean_out', 'comparisons_ours',
+           'comparisons_out', 'fig3_ours', 'fig4_ours', 'dose_ours', 'flags_ours', 'flags_fig_ours', 'exec_changes',
+           'answers_table', 'answers_out', 'smoke_check_table', 'smoke_check_out', 'compare_out', 'draw_all']
 
 # %% ../nbs/stage_8_figures.ipynb #e230fab7
 PAPER_TABLES = ('table2', 'table3', 'table4', 'table5', 'table6', 'table7', 'table8', 'table11', 'figure4_r2')
@@ -38,7 +38,9 @@ TABLE_TITLES = {'table2': 'Table 2: accuracy (%), Δ and output tokens per syste
                 'table6': 'Table 6: GRPO initialisation (base vs SFT), accuracy (%)', 'table7': 'Table 7: CoT prompt sensitivity',
                 'table8': 'Table 8: mean nodes per generated graph by training phase', 'table11': 'Table 11: distractors per problem',
                 'figure4_r2': 'Figure 4: R² of output tokens on gold |V_op|',
-                'comparisons': 'Paired comparisons on the same problems: difference (a − b), 95% interval, p-value'}
+                'comparisons': 'Paired comparisons on the same problems: difference (a − b), 95% interval, p-value',
+                'clean': "Accuracy (%) on all problems, as the paper reports it, and on the clean subset without the benchmark's "
+                         'broken problems (data/audit/)'}
 
 def _wrap(s: str, width: int = 95) -> str:
     import textwrap
@@ -116,6 +118,13 @@ def fig2_ours(st: FigureRun) -> list[Path]:
     ins = _run_files(d, st.files)
     return st.figure(fig, f'fig2_ours-{st.P}', ins, label) + st.table(table2_layout(tidy, st.lang),
             f'table2_ours-{st.P}', ins, label, TABLE_TITLES['table2'])
+
+# %% ../nbs/stage_8_figures.ipynb #937cf5e3
+def clean_out(st: FigureRun) -> list[Path]:
+    "Accuracy on all problems and on the clean subset, per system, method and split, from our evaluation runs."
+    d = st.need_runs()
+    ins = _run_files(d, st.files) + [data_root(st.cfg)/'audit'/'flags.csv']
+    return st.table(clean_table(our_tidy(d)), f'clean_ours-{st.P}', ins, ours_label(d, st.cfg, st.lang), TABLE_TITLES['clean'])
 
 # %% ../nbs/stage_8_figures.ipynb #07cff93c
 def comparisons_ours(recs: pd.DataFrame) -> pd.DataFrame:
@@ -232,8 +241,8 @@ def table6_out(st: FigureRun) -> list[Path]:
     t = our_tidy(d)
     init = d.groupby('run')['init'].first()
     t['init'] = [init.get(r) if isinstance(init.get(r), str) and init.get(r) else 'sft' for r in t['run']]
-    t = t[['system', 'params_b', 'init', 'split', 'accuracy', 'acc_lo', 'acc_hi', 'n', 'tokens', 'tokens_lo',
-           'tokens_hi', 'smoke']]
+    t = t[['system', 'params_b', 'init', 'split', 'accuracy', 'acc_lo', 'acc_hi', 'n', *[c for c in CLEAN if c in t],
+           'tokens', 'tokens_lo', 'tokens_hi', 'smoke']]
     return st.table(t, f'table6_ours-{st.P}', _run_files(d, st.files), ours_label(d, st.cfg, st.lang),
                     TABLE_TITLES['table6'])
 
@@ -460,7 +469,7 @@ def draw_all(cfg, verbose: bool = True) -> dict:
     st = FigureRun(cfg, verbose)
     for name in PAPER_TABLES: st.part(f'{name} (paper)', lambda name=name: paper_outputs(st, name))
     st.part('Figure 2 (paper)', lambda: fig2_paper(st))
-    for name, fn in [('Figure 2 + Table 2 (ours)', fig2_ours), ('paired comparisons (ours)', comparisons_out), ('Figure 3 (ours)', fig3_ours), ('Figure 4 (ours)', fig4_ours),
+    for name, fn in [('Figure 2 + Table 2 (ours)', fig2_ours), ('clean subset (ours)', clean_out), ('paired comparisons (ours)', comparisons_out), ('Figure 3 (ours)', fig3_ours), ('Figure 4 (ours)', fig4_ours),
                      ('dose curve (ours)', dose_ours), ('distractor flags table (ours)', flags_ours), ('distractor flags figure (ours)', flags_fig_ours),
                      ('GRPO curve (ours)', grpo_out), ('SFT loss (ours)', sft_loss_out), ('gold |V_op| (ours)', dataset_vop_out),
                      ('graph example (ours)', graph_example_out), ('Table 4 (ours)', table4_out), ('Table 6 (ours)', table6_out), ('Table 8 (ours)', table8_out), ('Table 11 (ours)', table11_out)]:

@@ -12,18 +12,20 @@ from .config import (project_root, write_json, read_json, read_jsonl, atomic_wri
 from . import graph as G
 from .prompts import LANG_NAMES, pen_graph
 from .data import load_split, distract_path, PAPER_SPLIT_SIZES
-from .eval import weighted, distractor_prf, summarize, known_distractors, intervals, paired_comparisons
+from .eval import (weighted, distractor_prf, summarize, known_distractors, intervals, paired_comparisons, audit_flags,
+                         mark_clean, clean_accuracy)
 from .stats import wilson, bootstrap_mean_ci, mcnemar, paired_bootstrap_diff, is_smoke, SMOKE_N
 from .paper import PaperDataError, load_table
 from . import layout
 
 
 # %% auto #0
-__all__ = ['PALETTE', 'FAMILY_LABELS', 'TYPES', 'DATASETS', 'DATASET_LABELS', 'PHASE_SUFFIX', 'RECORD_FIELDS', 'SMOKE_NOTE',
-           'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar', 'to_markdown', 'save_table',
-           'split_parts', 'split_name', 'pick_lang', 'lang_name', 'paper_path', 'paper_table', 'params_b',
+__all__ = ['PALETTE', 'FAMILY_LABELS', 'TYPES', 'DATASETS', 'DATASET_LABELS', 'PHASE_SUFFIX', 'RECORD_FIELDS', 'CLEAN',
+           'SMOKE_NOTE', 'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar', 'to_markdown',
+           'save_table', 'split_parts', 'split_name', 'pick_lang', 'lang_name', 'paper_path', 'paper_table', 'params_b',
            'short_model', 'load_runs', 'example_records', 'our_tidy', 'paper_tidy', 'table2_layout', 'paper_table2',
-           'table4_ours', 'table8_from_records', 'table11_ours', 'paper_beside_ours', 'smoke_column', 'mark_smoke']
+           'clean_table', 'table4_ours', 'table8_from_records', 'table11_ours', 'paper_beside_ours', 'smoke_column',
+           'mark_smoke']
 
 # %% ../nbs/lib_28_tables.ipynb #bf47f5b4
 PALETTE = {'cot': '#D55E00', 'reasoning': '#E69F00', 'pot': '#CC79A7', 'got': '#7F7F7F',
@@ -185,7 +187,7 @@ def load_runs(cfg, verbose: bool = True, folder: str = 'eval', committed: bool =
               dest: Path | None = None) -> tuple[pd.DataFrame, list[Path]]:
     """All evaluation records of profile `cfg` (in results folder `folder`: 'eval', or 'eval_smoke' for the smoke check;
     with `committed`, their copies published under runs/<profile>/records, or under `dest`) with run, phase, family,
-    system, params_b, dataset, lang, kind; and the files read."""
+    system, params_b, dataset, lang, kind, clean; and the files read."""
     files = layout.record_files(cfg, folder, committed, dest)
     if not files:
         if verbose: print(f'no evaluation runs in '
@@ -209,7 +211,7 @@ def load_runs(cfg, verbose: bool = True, folder: str = 'eval', committed: bool =
     df['family'] = [family_key(m, p, i) for m, p, i in zip(df['method'], df['phase'], df['init'])]
     parts = df['split'].map(lambda s: split_parts(s) or (None, None, None))
     df['dataset'], df['lang'], df['kind'] = [p[0] for p in parts], [p[1] for p in parts], [p[2] for p in parts]
-    return df, read
+    return mark_clean(df, audit_flags(cfg, verbose)), read
 
 # %% ../nbs/lib_28_tables.ipynb #47bf00d4
 def example_records() -> pd.DataFrame:
@@ -244,7 +246,7 @@ def example_records() -> pd.DataFrame:
 # %% ../nbs/lib_28_tables.ipynb #6d2c9116
 def our_tidy(recs: pd.DataFrame) -> pd.DataFrame:
     ("Table 2's tidy form from our records: system, family, params_b, method, phase, split, accuracy, tokens, n, "
-     "split_size, run, 95% intervals, smoke.")
+     "split_size, run, 95% intervals, smoke; with a `clean` column, the clean-subset accuracy.")
     rows = []
     if not len(recs): return pd.DataFrame(columns=['system', 'family', 'params_b', 'method', 'phase', 'split',
                                                    'accuracy', 'tokens'])
@@ -255,7 +257,8 @@ def our_tidy(recs: pd.DataFrame) -> pd.DataFrame:
                          split=split, accuracy=100 * g['correct'].astype(float).mean(), tokens=g['tokens'].mean(),
                          n=len(g),
                          split_size=int(r0['split_size']) if pd.notna(r0.get('split_size')) else len(g), run=run,
-                         model=r0['model'], dataset=r0['dataset'], lang=r0['lang'], kind=r0['kind']) | intervals(g))
+                         model=r0['model'], dataset=r0['dataset'], lang=r0['lang'], kind=r0['kind']) | intervals(g)
+                    | clean_accuracy(g))
     return pd.DataFrame(rows)
 
 # %% ../nbs/lib_28_tables.ipynb #6f86f226
@@ -326,16 +329,27 @@ def paper_table2(cfg) -> tuple[pd.DataFrame, list[Path]]:
         w, ins = w.merge(r, on='system', how='left'), ins + [rep[1]]
     return w, ins
 
+# %% ../nbs/lib_28_tables.ipynb #37fec4da
+CLEAN = ['n_clean', 'acc_clean', 'clean_lo', 'clean_hi']
+
+def clean_table(tidy: pd.DataFrame) -> pd.DataFrame:
+    "Per system, method and split: n, accuracy and its interval on all problems, then the same on the clean subset."
+    if 'acc_clean' not in tidy: raise FigureError('no clean-subset accuracy: the records were read without the '
+                                                  'benchmark audit (python -m dagger.audit writes data/audit/flags.csv)')
+    cols = ['system', 'method', 'split', 'n', 'accuracy', 'acc_lo', 'acc_hi', *CLEAN, 'smoke']
+    return tidy[cols].sort_values(['system', 'method', 'split']).reset_index(drop=True)
+
 # %% ../nbs/lib_28_tables.ipynb #4708eed1
 def table4_ours(recs: pd.DataFrame, lang: str) -> pd.DataFrame:
-    "Per run and method on the four splits of `lang`: accuracy, execution rate, mean tokens and calls per problem."
+    ("Per run and method on the four splits of `lang`: accuracy (and on the clean subset, when marked), execution rate, "
+     "mean tokens and calls per problem.")
     d = recs[(recs['lang'] == lang) & recs['kind'].isin(['original', 'distract'])].copy()
     if not len(d): raise FigureError(f'no records for language {lang!r}')
     d['model'] = d['system'] + '\x00' + d['run']
     s = summarize(d)
     s[['system', 'run']] = s['model'].str.split('\x00', expand=True)
-    cols = ['system', 'method', 'split', 'n', 'accuracy', 'acc_lo', 'acc_hi', 'exec_rate', 'mean_tokens', 'tokens_lo', 'tokens_hi', 'calls_per_problem',
-            'repaired_pct', 'mean_ops', 'smoke']
+    cols = ['system', 'method', 'split', 'n', 'accuracy', 'acc_lo', 'acc_hi', *[c for c in CLEAN if c in s], 'exec_rate',
+            'mean_tokens', 'tokens_lo', 'tokens_hi', 'calls_per_problem', 'repaired_pct', 'mean_ops', 'smoke']
     s = s[cols].sort_values(['system', 'method', 'split']).reset_index(drop=True)
     return s.rename(columns={'system': 'model', 'exec_rate': 'execution_rate'})
 
