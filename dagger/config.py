@@ -66,6 +66,9 @@ class SFTSettings:
     eval_split: str = 'msvamp_bn'  # held-out split of the before/after evaluation
     eval_sample_n: int = 16        # seeded sample drawn from it; 0 = all
     eval_max_new_tokens: int = 2048  # new-token budget of that evaluation
+    gold_format: str = 'paper'     # gold graphs as the paper writes them ('paper': short labels in the problem's
+                                   # language, named ids) or as before ('spans': English spans, ids n0/op1)
+    label_first: bool = False      # SFT targets write each node's label before its value and args
 
 # %% ../nbs/lib_03_config.ipynb #6efa7b2a
 @dataclass(frozen=True)
@@ -216,7 +219,7 @@ EVAL_PHASES = PHASES + ('grpo_base',)  # what eval.phases may list: grpo_base is
 ALLOWED = {'backend': ('transformers', 'vllm', 'openai', 'llamacpp'), 'data_source': ('local', 'hub', 'auto'),
            'vllm_dtype': ('auto', 'bfloat16', 'float16', 'float32'), 'teacher.backend': ('gold', 'openai', 'vllm', 'transformers'),
            'distractors.backend': ('', 'transformers', 'vllm', 'openai'), 'sft.recipe': tuple(SFT_RECIPES),
-           'sft.select': ('first', 'shuffled', 'shortest', 'balanced'), 'sft.student_shots': (0, 1), 'sft.student_prompt': ('full', 'brief'), 'grpo.recipe': tuple(GRPO_RECIPES),
+           'sft.select': ('first', 'shuffled', 'shortest', 'balanced'), 'sft.student_shots': (0, 1), 'sft.student_prompt': ('full', 'brief'), 'sft.gold_format': ('paper', 'spans'), 'grpo.recipe': tuple(GRPO_RECIPES),
            'grpo.init': ('sft', 'base'), 'eval.methods': METHODS, 'eval.phases': EVAL_PHASES,
            'ablation.tables': ('table3', 'table5', 'table7'), 'ablation.languages': ('bn', 'de', 'en', 'es', 'fr', 'ja', 'ru', 'sw', 'te', 'th', 'zh')}
 AT_LEAST = {'batch_size': 1, 'max_new_tokens': 1, 'api_concurrency': 1, 'tensor_parallel_size': 1, 'eval.smoke_n': 1}
