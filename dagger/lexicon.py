@@ -114,7 +114,7 @@ CLASSES = {'person': ('young', 'adult'), 'animal': ('tiny', 'small', 'medium', '
            'object': ('micro', 'tiny', 'small', 'medium', 'large'),
            'food': ('micro', 'tiny', 'small', 'medium', 'large'),
            'plant': ('small', 'large'), 'task': ('quick', 'normal', 'long'), 'place': ('',)}
-TAGS = {'lend', 'far', 'ambig', 'produce', 'free', 'visit', 'farm'}
+TAGS = {'lend', 'far', 'ambig', 'produce', 'free', 'visit', 'farm', 'mixed', 'container', 'group', 'pupil', 'camp'}
 
 @dataclass(frozen=True)
 class Noun:
@@ -236,13 +236,12 @@ def find_range(measure: str, cls: str, size: str, lang: str, unit: str | None = 
     ("The first row of `measure` that fits (a `*` cell fits anything, a noun in the class column fits only that "
      "noun, `word` may give several spellings); `unit=None` takes the row's own unit; `PER_NOUN` measures need the "
      "noun's own row.")
-    words = {word} if isinstance(word, str) else set(word)
+    words = ({word} if isinstance(word, str) else set(word)) - {''}
     fits = lambda cell, x: cell == '*' or cell == x
-    for r in measures().get(measure, ()):
-        own = r.cls in words - {''}
-        if (own or measure not in PER_NOUN and fits(r.cls, cls) and fits(r.size, size)) and fits(r.lang, lang) \
-           and (unit is None or fits(r.unit, unit)): return r
-    return None
+    rows = [r for r in measures().get(measure, ()) if fits(r.lang, lang) and (unit is None or fits(r.unit, unit))]
+    own = [r for r in rows if r.cls in words]
+    if own or measure in PER_NOUN: return own[0] if own else None
+    return next((r for r in rows if fits(r.cls, cls) and fits(r.size, size)), None)
 
 # %% ../nbs/lib_24_lexicon.ipynb #61dc1fee
 COUNT_BOUNDS = (2, 1000)

@@ -14,9 +14,9 @@ from .lexicon import (DistractorError, Noun, SLOTS, Template, Unit, _CLASSIFIER,
                             tokens, unit_word)
 
 # %% auto #0
-__all__ = ['RED_UNIT_DIMS', 'ORIGINS', 'ATTR_DIM', 'SHORTFALL', 'GENERATOR_VERSION', 'Mention', 'Target', 'money_style',
-           'money_key', 'question_target', 'has_pronoun', 'story_words', 'story_kinds', 'story_fits', 'Reading',
-           'english_target', 'read_problem', 'Slot', 'slot_values', 'render', 'gloss', 'fits', 'red_target',
+__all__ = ['RED_UNIT_DIMS', 'ORIGINS', 'ATTR_DIM', 'SHORTFALL', 'GENERATOR_VERSION', 'Mention', 'Target', 'compound_heads',
+           'money_style', 'money_key', 'question_target', 'has_pronoun', 'story_words', 'story_kinds', 'story_fits',
+           'Reading', 'english_target', 'read_problem', 'Slot', 'slot_values', 'render', 'gloss', 'fits', 'red_target',
            'count_anchor', 'candidates', 'pronoun_safe', 'offline_sentences', 'graph_values', 'offline_augment',
            'record_glosses']
 
@@ -33,6 +33,7 @@ class Target:
     "What the question asks for: a counted noun, or an amount in a unit (money, time, distance, ...)."
     noun: Noun | None = None
     unit: Unit | None = None
+    price: bool = False     # money that nobody holds (a price, a cost, earnings): a RED about someone's cash is not it
 
 # %% ../nbs/lib_25_offline.ipynb #30eaef0f
 def _number_mentions(text: str, sent_of, lang: str) -> tuple[list[Mention], list[tuple[Unit, int]]]:
@@ -64,16 +65,51 @@ def _number_mentions(text: str, sent_of, lang: str) -> tuple[list[Mention], list
     return nouns, unit_hits
 
 # %% ../nbs/lib_25_offline.ipynb #646d7952
+_PLACE_DET = {'the', 'a', 'an', 'at', 'to', 'in', 'from', 'of', 'this', 'that', 'his', 'her', 'their', 'our', 'my',
+              'its', 'nearby', 'local', 'new', 'old', 'same'}
+
+def _standalone(text: str, m, place: Noun, lang: str) -> bool:
+    ("Whether a place word names a place, not a modifier ('the school', 'স্কুলে'; not 'school supplies', "
+     "'স্কুল সামগ্রী'): in Bangla it carries a case ending, in English a determiner or preposition comes before it.")
+    if lang == 'bn': return nfc(m.group()).strip('-') != place.word
+    prev = re.findall(r"[A-Za-z']+", text[max(0, m.start() - 20):m.start()])
+    return bool(prev) and prev[-1].lower() in _PLACE_DET
+
 def _all_mentions(text: str, sent_of, lang: str) -> tuple[list[Mention], list[tuple[Unit, int]]]:
     "Every unambiguous lexicon noun and unit anywhere in the text."
     nouns, unit_hits = [], []
     for m in _TOKEN.finditer(text):
         toks = tokens(text[m.start():m.start() + 60])[:2]
         hit = lookup_noun(toks, 0, lang)
-        if hit and 'ambig' not in hit[0].tags: nouns.append(Mention(hit[0], sent_of(m.start())))
+        if hit and 'ambig' not in hit[0].tags and (hit[0].cls != 'place' or _standalone(text, m, hit[0], lang)):
+            nouns.append(Mention(hit[0], sent_of(m.start())))
         u = lookup_unit(m.group(), lang)
         if u and not hit: unit_hits.append((u, sent_of(m.start())))
     return nouns, unit_hits
+
+# %% ../nbs/lib_25_offline.ipynb #fadfd69b
+_JOIN = {'bn': {nfc(w) for w in ('এবং', 'ও', 'আর', 'বা', 'কিংবা', 'অথবা', 'থেকে', 'চেয়ে', 'এর', 'করে', 'প্রতি')},
+         'en': {'and', 'or', 'but', 'than', 'to', 'from', 'with', 'for', 'in', 'on', 'at', 'each', 'per', 'a', 'the'}}
+
+def compound_heads(text: str, lang: str) -> frozenset:
+    ("Lexicon nouns (their words) that open a longer phrase somewhere in `text`: followed by 'of', or by another noun "
+     "with at most one word between and nothing but spaces around it.")
+    found, words, out = list(_TOKEN.finditer(text)), [m.group() for m in _TOKEN.finditer(text)], set()
+    for i in range(len(words)):
+        hit = lookup_noun(words, i, lang)
+        if not hit: continue
+        for k in (i + hit[1], i + hit[1] + 1):
+            if k >= len(words) or not text[found[k - 1].end():found[k].start()].isspace(): break
+            w = nfc(words[k]) if lang == 'bn' else words[k].lower()
+            if lang == 'en' and w == 'of' and k == i + hit[1]: out.add(hit[0].word); break
+            if w in _JOIN[lang] or re.match(r'[\d০-৯]', w): break
+            nxt = lookup_noun(words, k, lang)
+            if nxt and (lang == 'en' or _bare(w, nxt[0])): out.add(hit[0].word); break
+    return frozenset(out)
+
+def _bare(tok: str, n: Noun) -> bool:
+    "Whether a Bangla noun stands bare or plural, as the second word of a compound does (not কেকের, 'than cakes')."
+    return tok == n.word or any(tok == n.word + s for s in (nfc('গুলো'), nfc('গুলি'), nfc('রা')))
 
 # %% ../nbs/lib_25_offline.ipynb #3cfa3b38
 _ASK = {'bn': re.compile(nfc(r'(কতটি|কতগুলো|কতগুলি|কয়টি|কতজন|কয়জন|কত\s+জন|কত\s+টি|কত)(?![\u0980-\u09ff])')),
@@ -110,6 +146,11 @@ def money_key(style: str) -> str:
     return {'$': 'usd', 'ডলার': 'usd', 'টাকা': 'bdt', 'সেন্ট': 'cent', 'cents': 'cent'}[style]
 
 # %% ../nbs/lib_25_offline.ipynb #d37ba609
+# after the asked-for English noun, "of", another noun or a plural-looking word ("lego sets", "bird families") makes it
+# part of a longer phrase; these words end in -s and are not nouns
+_EN_VERBS = {'does', 'is', 'has', 'was', 'goes', 'makes', 'needs', 'gets', 'takes', 'this', 'plus', 'us', 'its', 'his',
+             'hers', 'theirs', 'as', 'across', 'less', 'unless', 'sells', 'buys', 'uses', 'gives', 'keeps', 'remains'}
+
 def _asked_noun_or_unit(qsent: str, lang: str, money: str) -> Target | None:
     "The noun or unit right after the question word."
     m = _ASK[lang].search(nfc(qsent) if lang == 'bn' else qsent)
@@ -123,7 +164,10 @@ def _asked_noun_or_unit(qsent: str, lang: str, money: str) -> Target | None:
     for i, t in enumerate(toks):
         hit = lookup_noun(toks, i, lang)
         u = lookup_unit(t, lang)
-        if hit and hit[0].cls != 'place': return Target(noun=hit[0])
+        if hit and hit[0].cls != 'place':
+            nxt = toks[i + hit[1]].lower() if i + hit[1] < len(toks) else ''
+            longer = nxt == 'of' or lookup_noun(toks, i + hit[1], lang) or nxt.endswith('s') and nxt not in _EN_VERBS
+            return None if lang == 'en' and longer else Target(noun=hit[0])   # not "how many lego sets"
         if u:
             return (Target(unit=unit_word(money_key(money), lang) if u.dim == 'money' else u)
                     if u.dim != 'container' else None)
@@ -153,8 +197,14 @@ _BN_PRONOUN = re.compile(nfc(r'(?<![\u0980-\u09ff])(সে|তাকে|তা�
                              r'তার(?!\s+(চেয়ে|চাইতে|থেকে|অর্ধেক|দ্বিগুণ|তিনগুণ|পরে|আগে|পর|সমান)))(?![\u0980-\u09ff])'))
 _EN_PRONOUN = re.compile(r'\b(he|his|him|himself|she|her|hers|herself|they|their|theirs|them|themselves)\b', re.I)
 
-def has_pronoun(sentence: str, lang: str) -> bool:
-    "Whether `sentence` has a personal pronoun (Bangla plain or honorific, English of any gender)."
+_THING = {'bn': re.compile(nfc(r'(?<![\u0980-\u09ff])(সেগুলো|সেগুলি|এগুলো|এগুলি|ওগুলো|ওগুলি|সেটি|এটি|ওটি|সেটা|এটা|তা)'
+                                r'(?![\u0980-\u09ff])')),
+          'en': re.compile(r'\b(it|its|these|those)\b', re.I)}
+
+def has_pronoun(sentence: str, lang: str, things: bool = False) -> bool:
+    ("Whether `sentence` has a personal pronoun (Bangla plain or honorific, English of any gender); with `things`, "
+     "also one for things (it, them, সেগুলো …).")
+    if things and _THING[lang].search(nfc(sentence) if lang == 'bn' else sentence): return True
     if lang == 'bn': return bool(_BN_PRONOUN.search(nfc(sentence)))
     return bool(_EN_PRONOUN.search(sentence))
 
@@ -168,9 +218,10 @@ def story_words(lang: str) -> tuple[tuple[str, str], ...]:
     return tuple((r['stem'], r['how']) for _, r in read_rules('story.tsv') if r['lang'] == lang)
 
 def story_kinds(text: str, lang: str) -> frozenset:
-    "How the items of `text` enter its story: the kinds of every `story.tsv` stem it contains (English: at a word start)."
+    "How the items of `text` enter its story: the kinds of every `story.tsv` stem that starts a word of it."
     low = nfc(text) if lang == 'bn' else text.lower()
-    hit = (lambda w: w in low) if lang == 'bn' else (lambda w: re.search(r'\b' + re.escape(w), low))
+    start = r'(?<![\u0980-\u09ff])' if lang == 'bn' else r'\b'     # বিক্রয় ("sale") holds ক্রয় ("purchase")
+    hit = lambda w: re.search(start + re.escape(w), low)
     return frozenset(how for w, how in story_words(lang) if hit(w))
 
 def story_fits(t: Template, kinds: frozenset) -> bool:
@@ -200,6 +251,7 @@ class Reading:
     lowercase: bool         # MSVAMP-en style: lowercase, ' .' before punctuation
     composed_ya: bool       # the problem writes য় as U+09DF
     story: frozenset        # how its items enter the story (`story.tsv` kinds: bought, made, won, ...)
+    heads: frozenset        # nouns that only open a longer phrase (`compound_heads`): never items, never targets
     pronoun: bool           # it has a personal pronoun anywhere (then no new person may be named)
 
 # %% ../nbs/lib_25_offline.ipynb #6e197a54
@@ -221,10 +273,20 @@ def english_target(english: str, mentions) -> Target | None:
     "The counted noun of a translated problem whose gloss is the noun its English source's question asks for."
     sents = split_sentences(english)
     t = _asked_noun_or_unit(sents[question_number(sents) - 1], 'en', '$') if sents else None
-    if not t or not t.noun: return None
+    if not t or not t.noun or t.noun.word in compound_heads(english, 'en'): return None
     want = {t.noun.sg.lower(), t.noun.pl.lower()}
     return next((Target(noun=m.noun) for m in mentions if m.value is not None and m.noun.cls != 'place'
                  and {m.noun.sg.lower(), m.noun.pl.lower()} & want), None)
+
+def _english_heads(english: str, mentions) -> frozenset:
+    "The translation's counted nouns whose gloss opens a longer phrase in the English source."
+    en = {w for w in compound_heads(english, 'en')} if english else set()
+    return frozenset(m.noun.word for m in mentions if {m.noun.sg.lower(), m.noun.pl.lower()} & en)
+
+_PRICE = {'bn': re.compile(nfc(r'দাম|মূল্য|খরচ|উপার্জন|আয়|লাভ')),
+          'en': re.compile(r'\b(price|cost|costs|charge|earn|earns|earned|make|makes|made|profit|spend|spent)\b', re.I)}
+_HELD = {'bn': re.compile(nfc(r'আছে|ছিল|থাকবে|থাকল|বাকি|জমা|সঞ্চয়')),
+         'en': re.compile(r'\b(have|has|had|left|save|saved|saves|remain|remains)\b', re.I)}
 
 @functools.lru_cache(maxsize=8192)
 def read_problem(question: str, lang: str, english: str = '') -> Reading:
@@ -243,14 +305,19 @@ def read_problem(question: str, lang: str, english: str = '') -> Reading:
     day_keys = [k for k, (text, _) in times(lang).items() if k.startswith('day:')
                 and text.split()[-1].lower() in question.lower()]
     script = digit_script(question) if re.search('[0-9০-৯]', question) else ('bn' if lang == 'bn' else 'ascii')
+    heads = compound_heads(question, lang) | _english_heads(english, counted)
     target = (english_target(english, counted) if english else None) or question_target(sents[q - 1], lang, money,
                                                                                         unit_list)
+    if target and target.noun and (target.noun.word in heads or 'container' in target.noun.tags): target = None
+    qs = nfc(sents[q - 1]) if lang == 'bn' else sents[q - 1]
+    if target and target.unit and target.unit.dim == 'money' and (_PRICE[lang].search(qs) or not _HELD[lang].search(qs)):
+        target = Target(unit=target.unit, price=True)
     return Reading(question, lang, sents, q, tuple(counted + named), target,
                    _dims(question, lang, unit_list), unit_list, tuple(day_keys),
                    bool(_TOTAL[lang].search(sents[q - 1])), script, money,
                    question == question.lower() and bool(re.search(r' [.?]', question)),
                    question.count('\u09df') >= question.count('\u09af\u09bc') and '\u09df' in question,
-                   story_kinds(question, lang), has_pronoun(question, lang))
+                   story_kinds(question, lang), heads, has_pronoun(question, lang))
 
 # %% ../nbs/lib_25_offline.ipynb #331e1264
 @dataclass(frozen=True)
@@ -353,8 +420,8 @@ def fits(t: Template, n: Noun) -> bool:
 
 # %% ../nbs/lib_25_offline.ipynb #b3404d7e
 def red_target(r: Reading) -> Target | None:
-    "The question's target (the item or amount it asks for), or None: RED is about nothing else."
-    return r.target
+    "The question's target (the item or amount it asks for), or None: RED is about nothing else, nor about a price."
+    return None if r.target and r.target.price else r.target
 
 # %% ../nbs/lib_25_offline.ipynb #0b338c65
 def count_anchor(n: Noun, r: Reading) -> float | None:
@@ -367,13 +434,17 @@ def count_anchor(n: Noun, r: Reading) -> float | None:
 # %% ../nbs/lib_25_offline.ipynb #8ceac97a
 def _count_seed(t: Template, n: Noun, r: Reading) -> dict | None:
     ("The range for a noun's number: its own row or its class and size row (weights and prices: its own only), near "
-     "the problem's own count for counts; prices in the language's money.")
+     "the problem's own count for counts, below its smallest count for a part of it; prices in the language's money.")
     unit = ('bdt' if r.lang == 'bn' else 'usd') if t.measure == 'price' else None
     row = find_range(t.measure, n.cls, n.size, r.lang, unit, (n.word, n.sg))
     if row is None: return None
     lo, hi = row.lo, row.hi
     if t.measure == 'count':
         lo, hi = count_range(row, count_anchor(n, r))
+    if t.measure == 'count_part':    # part of the problem's own count of the noun ("at first N seemed lost")
+        own = [m.value for m in r.mentions if m.noun == n and m.value]
+        if not own or min(own) - 1 < lo: return None
+        hi = int(min(own)) - 1
     return dict(cls=n.cls, unit='' if row.unit == '*' else row.unit, lo=lo, hi=hi, step=row.step)
 
 def _measure_seed(t: Template, key: str, r: Reading) -> dict | None:
@@ -392,7 +463,8 @@ def candidates(r: Reading, ty: str) -> list[tuple[Template, dict]]:
      "question's target; a place goes with a noun only where one sentence names both.")
     ts = [t for t in templates() if t.type == ty and t.lang == r.lang and story_fits(t, r.story)]
     target = red_target(r)
-    counted = [m.noun for m in r.mentions if m.value is not None and m.noun.cls != 'place']
+    counted = [m.noun for m in r.mentions if m.value is not None and m.noun.cls != 'place' and m.noun.word not in r.heads
+               and 'container' not in m.noun.tags]   # "20 bottles" are mostly bottles of something
     nouns = list(dict.fromkeys(counted + ([target.noun] if target and target.noun else [])))
     many = {m.noun.word for m in r.mentions if m.value is not None and m.value >= 2}
     # "the school" only when there is one
@@ -418,7 +490,7 @@ def candidates(r: Reading, ty: str) -> list[tuple[Template, dict]]:
         for p in places:
             seed = _count_seed(t, p, r) if fits(t, p) else None
             if seed: out.append((t, dict(seed, item='', place=p.word)))
-        if ty == 'NEED' and 'money' in t.classes and 'money' in r.dims:
+        if ty == 'NEED' and 'money' in t.classes and any(u.dim == 'money' for u in r.units):   # money it names
             seed = _measure_seed(t, money_key(r.money), r)
             if seed: out.append((t, dict(seed, item='', place='')))
     return out
@@ -433,8 +505,13 @@ def _anchor_sentence(seed: dict, r: Reading) -> int:
 
 # %% ../nbs/lib_25_offline.ipynb #b6e70f85
 def pronoun_safe(sentences: list[str], new_person: list[str], lang: str) -> bool:
-    "No sentence that names a new person (a truthy flag) is followed, anywhere later, by one with a personal pronoun."
-    return not any(flag and any(has_pronoun(s, lang) for s in sentences[i + 1:]) for i, flag in enumerate(new_person))
+    ("No sentence that names a new person (flag 'm' or 'f') is followed, anywhere later, by one with a personal "
+     "pronoun, and none that adds a new holder of the items (flag 'h': another shop, school, farm) comes right before "
+     "a pronoun that could then mean it or its items.")
+    def bad(i, flag):
+        later = sentences[i + 1:i + 2] if flag == 'h' else sentences[i + 1:]
+        return any(has_pronoun(s, lang, things=flag == 'h') for s in later)
+    return not any(flag and bad(i, flag) for i, flag in enumerate(new_person))
 
 def _layout(r: Reading, plan: list[tuple[str, int, str]]) -> tuple[list[str], list[str]]:
     ("The sentences of the problem with `plan`'s (sentence, insert_after, new person's gender) put in, and the gender "
@@ -450,14 +527,14 @@ def _layout(r: Reading, plan: list[tuple[str, int, str]]) -> tuple[list[str], li
 def _place(r: Reading, plan: list, sentence: str, person: str, prefer: int, rng: random.Random) -> int | None:
     ("Where the new sentence goes: a new person first, in a problem without pronouns; anything else after the "
      "sentence naming its noun if it can, else at the start; never after the question.")
-    if person: options = [] if r.pronoun else [0]
+    if person in ('m', 'f'): options = [] if r.pronoun else [0]
     elif r.q <= 1: options = [0]
     else:
         rest = [k for k in range(1, r.q) if k != prefer]
         rng.shuffle(rest)
         options = ([prefer] if 1 <= prefer < r.q else []) + rest
         taken = {at for _, at, _ in plan}
-        options = [k for k in options if k not in taken] + [k for k in options if k in taken] + [0]
+        options = options[:1] + [k for k in options[1:] if k not in taken] + [k for k in options[1:] if k in taken] + [0]
     for k in options:
         if pronoun_safe(*_layout(r, plan + [(sentence, k, person)]), r.lang): return k
     return None
@@ -496,11 +573,13 @@ def offline_sentences(r: Reading, types: list[str], rng: random.Random, forbidde
             slot = Slot(t.id, seed['cls'], seed['item'], seed['place'], seed['unit'], value, seed['lo'], seed['hi'],
                         name, _when(t, r, rng))
             sentence = render(slot, r)
-            k = _place(r, plan, sentence, gender, min(_anchor_sentence(seed, r), r.q - 1), rng)
+            flag = gender or ('h' if ty == 'RED' else '')
+            prefer = r.q - 1 if ty == 'NEED' else min(_anchor_sentence(seed, r), r.q - 1)   # NEED: once the story is told
+            k = _place(r, plan, sentence, flag, prefer, rng)
             if k is None:
                 reason = 'pronoun'
                 continue
-            plan.append((sentence, k, gender))
+            plan.append((sentence, k, flag))
             used_t.add(t.id)
             used_items.add(seed['item'] or seed['place'])
             forbidden.add(value)

@@ -88,10 +88,10 @@ def check_record(r: dict) -> list[str]:
         try: errs += _check_slot(Slot(**s), ty, sentence, rd)
         except (TypeError, KeyError, DistractorError) as e: errs.append(f'bad slot {s}: {e}')
     sm = split_sentences(r['modified_question'])
-    gender = {x: next(nm[3] for nm in names(r['lang']) if nm[0] == sl['name'])
-              for x, sl in zip(r['added_sentences'], r['slots']) if sl.get('name')}
-    person = [gender.get(s, '') for s in sm]
-    if not pronoun_safe(sm, person, r['lang']): errs.append('a pronoun comes after a new person')
+    flag = {x: next(nm[3] for nm in names(r['lang']) if nm[0] == sl['name']) if sl.get('name') else 'h'
+            for x, sl, ty in zip(r['added_sentences'], r['slots'], r['added_types']) if sl.get('name') or ty == 'RED'}
+    person = [flag.get(s, '') for s in sm]
+    if not pronoun_safe(sm, person, r['lang']): errs.append('a pronoun comes after a new person or holder')
     if any(sl.get('name') and k != 0 for sl, k in zip(r['slots'], r['insert_after'])):
         errs.append('a new person is not the first sentence')
     return errs
