@@ -336,8 +336,8 @@ def test_frames_follow_how_items_enter_the_story():
 @pytest.mark.parametrize('t', D.AUG_TYPES)
 def test_offline_record_is_valid(lang, q, t):
     try: r = D.offline_augment(dict(id='x', question=q, answer=8.0 if lang == 'bn' else 18.0, lang=lang, source='s'), [t] * 3, seed=3)
-    except D.DistractorError as e:   # a RED that needs a new person is refused in a problem with pronouns (both have them)
-        assert t == 'RED' and (O.SHORTFALL['pronoun'] in str(e) or O.SHORTFALL['frames'] in str(e))
+    except D.DistractorError as e:   # refused with its reason: a RED would need a new person (both have pronouns), and
+        assert t in ('RED', 'NEED') and any(v in str(e) for v in O.SHORTFALL.values())   # neither story fits a NEED frame
         return
     assert D.check_record(r) == []
     assert r['augmentation_type'] == t and r['n_distractors'] == len(r['added_sentences']) == len(r['distractor_values']) == len(r['slots'])
@@ -375,14 +375,18 @@ def test_offline_bad_type():
     with pytest.raises(D.DistractorError): D.offline_augment(PROB, ['XYZ'])
 
 
+PLAIN = dict(id='p1', question='মিনার কাছে ১২টি আপেল আছে। মিনা ৫টি আপেল খেল। মিনার কাছে কতগুলো আপেল বাকি আছে?', answer=7.0,
+             lang='bn', source='s')
+
+
 def test_check_record_catches_problems():
-    r = D.offline_augment(PROB, ['RED', 'RED'], seed=0)
+    r = D.offline_augment(PLAIN, ['RED', 'RED'], seed=0)
     assert D.check_record(r) == []
     bad = dict(r, modified_question=r['modified_question'] + ' ' + r['added_sentences'][0])
     assert any('after the question' in e or 'last sentence' in e for e in D.check_record(bad))
     bad = dict(r, distractor_values=[18.0] + r['distractor_values'][1:])
     assert D.check_record(bad)
-    bad = dict(r, modified_question=r['modified_question'].replace('১০', '১১'))
+    bad = dict(r, modified_question=r['modified_question'].replace('১২টি', '১৩টি'))
     assert any('original text' in e for e in D.check_record(bad))
     s0 = r['slots'][0]
     assert D.check_record(dict(r, slots=[dict(s0, value=s0['value'] + 1000)] + r['slots'][1:]))   # out of range, text differs
