@@ -428,7 +428,7 @@ def review_table(folder: Path, res: dict):
         for (src, ty), g in [*d.groupby(['source', 'type']), (('all', 'all'), d)]:
             k, n = int(g['all_four'].sum()), len(g)
             lo, hi = wilson(k, n) if n else (float('nan'), float('nan'))
-            whole = g.groupby('id')['all_four'].min()
+            whole = g.groupby(['id', 'type'])['all_four'].min()
             rows.append(dict(lang=lang, source=src, type=ty, n=n,
                              **{c: round(100 * g[c].mean()) for c in REVIEW_COLS},
                              all_four=round(100 * k / n) if n else None, ci95=f'{100 * lo:.0f}-{100 * hi:.0f}',
