@@ -12,16 +12,17 @@ from .config import project_root, Profile, read_jsonl, write_jsonl, write_json
 from . import layout
 from tqdm.auto import tqdm
 from .numbers import extract_numbers, numbers, to_ascii_digits, format_number
-from .gold import GoldGraphError, gsm8k_graph, msvamp_graph, verify_graph, distract_gold, _close
+from .gold import GoldGraphError, gsm8k_graph, msvamp_graph, verify_graph, distract_gold, _close, paper_graph, GOLD_FORMATS
 
 # %% auto #0
 __all__ = ['log', 'AUG_TYPES', 'META_KEYS', 'MGSM_LANGS', 'MSVAMP_FILES', 'BASE_SPLITS', 'DISTRACT_SPLITS', 'DOSE_SPLITS',
            'SPLITS', 'EVAL_SPLITS', 'PAPER_SPLIT_SIZES', 'HUB_HOST', 'DISTRACT_REPO', 'TRAIN_REPO', 'HUB_SCHEMA',
            'DataError', 'Problem', 'data_root', 'DataRowError', 'gsm8k_final_answer', 'sample', 'mgsm_alignment',
-           'gold_coverage', 'load_split', 'benchmark_flags', 'to_frame', 'HubUnavailable', 'DistractMathNotBuilt',
-           'hub_probe', 'load_hub', 'hub_args', 'data_source', 'distract_record', 'distract_path', 'load_distractmath',
-           'question_in_turn', 'load_training', 'write_hub_fixture', 'msvamp_number', 'msvamp_half', 'evaluable',
-           'SplitNotPrepared', 'needed_splits', 'prepare_splits', 'prepared_split', 'split_summary']
+           'gold_format', 'gold_coverage', 'load_split', 'benchmark_flags', 'to_frame', 'HubUnavailable',
+           'DistractMathNotBuilt', 'hub_probe', 'load_hub', 'hub_args', 'data_source', 'distract_record',
+           'distract_path', 'load_distractmath', 'question_in_turn', 'load_training', 'write_hub_fixture',
+           'msvamp_number', 'msvamp_half', 'evaluable', 'SplitNotPrepared', 'needed_splits', 'prepare_splits',
+           'prepared_split', 'split_summary']
 
 # %% ../nbs/lib_17_data.ipynb #777c4fad
 class DataError(ValueError):
@@ -37,6 +38,7 @@ META_KEYS = {   # what a record's `meta` may hold, by where it comes from
     'numbers_carried': 'MSVAMP: whether every number of the English question is in the translation',
     'solution': 'GSM8K: the solution text with calculator annotations',
     'gold_failure': 'why no gold graph could be verified for this problem',
+    'gold_format': "the form of the gold graph: 'paper' (short labels in the problem's language) or 'spans'",
     'original_id': 'DistractMath and dose records: the id of the problem they augment',
     'hub_row': 'a training row from the hub, whole',
     'row_index': 'DistractMath: the index of the original in its source split',
@@ -200,14 +202,18 @@ def _convert(p: Problem, root: Path) -> dict:
         return g
     raise GoldGraphError('no_gold_source', f'{p.source} problems carry no gold computation')
 
-def add_gold(records: list, root: Path | None = None) -> dict:
-    "Attach verified gold graphs to `records` in place; return {kept, total, coverage, with_unstated_constants, failures: [{id, reason, detail}]}."
+def add_gold(records: list, root: Path | None = None, form: str = 'paper') -> dict:
+    ("Attach verified gold graphs in `form` ('paper' or 'spans', `dagger.gold.GOLD_FORMATS`) to `records` in place; "
+     "return {kept, total, coverage, with_unstated_constants, failures: [{id, reason, detail}]}.")
+    if form not in GOLD_FORMATS: raise DataError(f'gold graph format {form!r}: sft.gold_format is one of {GOLD_FORMATS}')
     root, failures = root or data_root(), []
     for p in records:
         try:
             g = _convert(p, root)
+            if form == 'paper': g = paper_graph(g, p.question, p.lang)
             verify_graph(g, p.answer)
             p.gold_graph = g
+            p.meta['gold_format'] = form
             p.meta.pop('gold_failure', None)
         except GoldGraphError as e:
             p.gold_graph = None
@@ -234,10 +240,14 @@ def _base(name: str, root: Path) -> tuple:
 
 # %% ../nbs/lib_17_data.ipynb #795aa810
 @functools.lru_cache(maxsize=None)
-def _with_gold(name: str, root: Path) -> tuple:
+def _with_gold(name: str, root: Path, form: str = 'paper') -> tuple:
     recs = [copy.deepcopy(p) for p in _base(name, root)]
-    report = add_gold(recs, root)
+    report = add_gold(recs, root, form)
     return tuple(recs), report
+
+def gold_format(cfg: Profile | None) -> str:
+    "The form of the gold graphs profile `cfg` trains on (`sft.gold_format`); the paper's without a profile."
+    return cfg.sft.gold_format if cfg is not None else 'paper'
 
 def _fresh(p: Problem) -> Problem:
     return dataclasses.replace(p, added_sentences=list(p.added_sentences), meta=dict(p.meta),
@@ -246,7 +256,7 @@ def _fresh(p: Problem) -> Problem:
 def gold_coverage(name: str, cfg: Profile | None = None) -> dict:
     "The gold-graph coverage report of a whole base split: kept, total, coverage and each failure with its reason."
     if name not in BASE_SPLITS: raise DataError(f'gold coverage is for base splits {BASE_SPLITS}, not {name!r}')
-    return copy.deepcopy(_with_gold(name, data_root(cfg))[1])
+    return copy.deepcopy(_with_gold(name, data_root(cfg), gold_format(cfg))[1])
 
 # %% ../nbs/lib_17_data.ipynb #f7c2843b
 def load_split(name: str, n: int | None = None, seed: int = 0, gold: bool = True, cfg: Profile | None = None,
@@ -260,7 +270,7 @@ def load_split(name: str, n: int | None = None, seed: int = 0, gold: bool = True
         return sample(recs, n, seed)
     if name in DOSE_SPLITS:
         return sample(_unflagged(load_dose(name.split('_')[0], name.split('_')[1], cfg=cfg, gold=gold), cfg, clean), n, seed)
-    recs = _with_gold(name, root)[0] if gold else _base(name, root)
+    recs = _with_gold(name, root, gold_format(cfg))[0] if gold else _base(name, root)
     return [_fresh(p) for p in sample(_unflagged(recs, cfg, clean), n, seed)]
 
 # %% ../nbs/lib_17_data.ipynb #5143f820
@@ -410,9 +420,9 @@ def distract_path(subset: str, lang: str = 'bn', cfg: Profile | None = None) -> 
     return layout.generated('distractmath', cfg)/f'{subset}_{lang}.jsonl'
 
 # %% ../nbs/lib_17_data.ipynb #2cd9ec5d
-def _originals(base: str, root: Path, gold: bool) -> dict:
-    "The index of split `base`'s records, which give every +D record its `original_id` (and, with `gold`, its gold graph)."
-    if gold: return _index(list(_with_gold(base, root)[0]))
+def _originals(base: str, root: Path, gold: bool, form: str = 'paper') -> dict:
+    "The index of split `base`'s records, which give every +D record its `original_id` (and, with `gold`, its gold graph in `form`)."
+    if gold: return _index(list(_with_gold(base, root, form)[0]))
     try: return _index(list(_base(base, root)))
     except DataError: return _index(None)          # a data folder without the base split: records keep no original_id
 
@@ -421,7 +431,7 @@ def load_distractmath(subset: str, lang: str = 'bn', cfg: Profile | None = None,
     "DistractMath records for `subset` ('mgsm' or 'msvamp'): from the hub, else the local built files; `clean` drops those of flagged originals."
     if subset not in ('mgsm', 'msvamp'): raise DataError(f'DistractMath subsets are mgsm and msvamp, not {subset!r}')
     source = data_source(cfg, source)
-    originals = _originals(f'{subset}_{lang}', data_root(cfg), gold)
+    originals = _originals(f'{subset}_{lang}', data_root(cfg), gold, gold_format(cfg))
     tried = ''
     if source in ('auto', 'hub') and lang == 'bn':
         try:
@@ -449,7 +459,7 @@ def load_dose(subset: str, lang: str = 'bn', cfg: Profile | None = None, gold: b
     "The dose-response split of `subset` in `lang` (generated/distractmath/dose_<subset>_<lang>.jsonl) as `<subset>_<lang>_dose` records."
     path = layout.generated('distractmath', cfg)/f'dose_{subset}_{lang}.jsonl'
     if not path.exists(): raise DistractMathNotBuilt(f'no local {_rel(path)}: build it with the distractor stage (nbs/stage_1_distractors.ipynb)')
-    originals = _originals(f'{subset}_{lang}', data_root(cfg), gold)
+    originals = _originals(f'{subset}_{lang}', data_root(cfg), gold, gold_format(cfg))
     recs = [distract_record(r, i, subset, lang, f'local:{_rel(path)}', originals) for i, r in enumerate(read_jsonl(path))]
     return [dataclasses.replace(p, id=f'{subset}_{lang}_dose-{i:04d}', split=f'{subset}_{lang}_dose') for i, p in enumerate(recs)]
 

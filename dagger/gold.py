@@ -6,10 +6,12 @@ import ast, copy, math, re
 from .numbers import numbers, format_number, Number
 from .graph import from_obj, execute, is_correct, GraphError
 from collections import Counter
-from .numbers import extract_numbers
+from .numbers import extract_numbers, to_ascii_digits
 
 # %% auto #0
-__all__ = ['FINAL_LABEL', 'GoldGraphError', 'solution_steps', 'gsm8k_graph', 'msvamp_graph', 'verify_graph', 'distract_gold']
+__all__ = ['FINAL_LABEL', 'GOLD_FORMATS', 'LABEL_WORDS', 'OP_IDS', 'NAMED_BY', 'AROUND', 'GoldGraphError', 'solution_steps',
+           'gsm8k_graph', 'msvamp_graph', 'verify_graph', 'label_text', 'words_after', 'words_before', 'words_around',
+           'const_label', 'paper_graph', 'distract_gold']
 
 # %% ../nbs/lib_16_gold.ipynb #db49690d
 class GoldGraphError(ValueError):
@@ -311,16 +313,167 @@ def verify_graph(obj: dict, answer: float) -> float:
         raise GoldGraphError('wrong_answer', f'graph gives {format_number(value)}, gold answer is {format_number(answer)}')
     return value
 
+# %% ../nbs/lib_16_gold.ipynb #bd11727c
+GOLD_FORMATS = ('paper', 'spans')   # sft.gold_format: the paper's short labels, or English spans (before issue 48)
+LABEL_WORDS = {   # what an operation computes, and the final answer, in each language of the benchmarks
+    'bn': dict(add='যোগফল', sub='পার্থক্য', mul='গুণফল', div='ভাগফল', floor='পূর্ণসংখ্যা অংশ', final='চূড়ান্ত উত্তর'),
+    'en': dict(add='sum', sub='difference', mul='product', div='quotient', floor='whole part', final='final answer'),
+    'es': dict(add='suma', sub='diferencia', mul='producto', div='cociente', floor='parte entera', final='respuesta final'),
+    'th': dict(add='ผลรวม', sub='ผลต่าง', mul='ผลคูณ', div='ผลหาร', floor='ส่วนจำนวนเต็ม', final='คำตอบสุดท้าย'),
+    'te': dict(add='మొత్తం', sub='తేడా', mul='లబ్ధం', div='భాగఫలం', floor='పూర్ణాంక భాగం', final='తుది సమాధానం'),
+    'de': dict(add='Summe', sub='Differenz', mul='Produkt', div='Quotient', floor='ganzzahliger Teil',
+               final='endgültige Antwort'),
+    'fr': dict(add='somme', sub='différence', mul='produit', div='quotient', floor='partie entière', final='réponse finale'),
+    'ru': dict(add='сумма', sub='разность', mul='произведение', div='частное', floor='целая часть',
+               final='окончательный ответ'),
+    'ja': dict(add='和', sub='差', mul='積', div='商', floor='切り捨て', final='最終的な答え'),
+    'zh': dict(add='和', sub='差', mul='积', div='商', floor='向下取整', final='最终答案'),
+    'sw': dict(add='jumla', sub='tofauti', mul='zao', div='mgawo', floor='sehemu kamili', final='jibu la mwisho')}
+OP_IDS = dict(add='total', sub='difference', mul='product', div='quotient', floor='whole')
+
+# %% ../nbs/lib_16_gold.ipynb #0a1e09b0
+NAMED_BY = {   # words that name a constant the problem does not write as a number, and the values they can stand for
+    'en': {'half': (2, .5), 'halves': (2, .5), 'twice': (2,), 'double': (2,), 'doubled': (2,), 'doubles': (2,),
+           'pair': (2,), 'third': (3,), 'triple': (3,), 'tripled': (3,), 'thrice': (3,), 'quarter': (4, .25, 25),
+           'quarters': (4, .25, 25), 'fourth': (4,), 'dozen': (12,), 'dozens': (12,), 'percent': (100, .01),
+           '%': (100, .01), 'cents': (100, .01), 'hour': (60,), 'hours': (60,), 'minutes': (60,), 'week': (7, 52),
+           'weeks': (7,), 'day': (24,), 'year': (12, 52, 365), 'years': (12,), 'month': (30,), 'dime': (10, .1),
+           'dimes': (10, .1), 'nickel': (5, .05), 'nickels': (5, .05), 'feet': (12,), 'foot': (12,), 'pound': (16,),
+           'pounds': (16,), 'mile': (5280,), 'gallon': (128,)},
+    'bn': {'অর্ধেক': (2, .5), 'দ্বিগুণ': (2,), 'দুগুণ': (2,), 'তিনগুণ': (3,), 'তিন গুণ': (3,), 'চারগুণ': (4,),
+           'ডজন': (12,), 'শতাংশ': (100, .01), '%': (100, .01), 'ঘণ্টা': (60,), 'ঘন্টা': (60,), 'মিনিট': (60,),
+           'সপ্তাহ': (7, 52), 'বছর': (12, 52, 365), 'মাস': (30,), 'দিন': (24,)},
+    'es': {'mitad': (2, .5), 'doble': (2,), 'triple': (3,), 'tercio': (3,), 'cuarto': (4, .25), 'docena': (12,),
+           'docenas': (12,), 'por ciento': (100, .01), '%': (100, .01), 'hora': (60,), 'horas': (60,),
+           'minutos': (60,), 'semana': (7, 52), 'año': (12, 52, 365), 'día': (24,)}}
+AROUND = ('bn', 'te')   # languages whose constants are named by the word before the number and the noun after it
+
+# %% ../nbs/lib_16_gold.ipynb #7a75c727
+_CLASSIFIERS = {'টি', 'টা', 'টো', 'জন', 'খানা', 'খানি', 'টির', 'টার', 'জনের', 'টিতে', 'টাকে', 'টিকে', 'জনকে', 'টে'}
+_TOKEN = re.compile(r"[^\s.?!।,;:()¿¡\"“”]+")
+_END = re.compile(r'[.?!।,;:()\n¿¡]|[$৳€£₹]?[0-9০-৯౦-౯๐-๙]')
+
+def label_text(text: str) -> str:
+    "A label's or a problem's text as labels are compared: whitespace collapsed."
+    return re.sub(r'\s+', ' ', text).strip()
+
+def _span(text: str, a: int, b: int, limit: int = 28) -> str:
+    s = label_text(text[a:b])
+    if len(s) <= limit: return s
+    cut = s.rfind(' ', 0, limit)
+    return s[:cut if cut > 0 else limit]
+
+def _words(text: str, end: int, k: int) -> list:
+    after = _END.split(text[end:], maxsplit=1)[0]
+    return [(end + m.start(), end + m.end()) for m in _TOKEN.finditer(after)
+            if m.group() not in _CLASSIFIERS and m.group() != '%'][:k]
+
+def words_after(text: str, end: int, k: int = 3) -> str:
+    "Up to `k` words after position `end` in its clause (a leading counter word such as টি skipped), or ''."
+    toks = _words(text, end, k)
+    return _span(text, toks[0][0], toks[-1][1]) if toks else ''
+
+def _through(text: str, start: int, end: int, k: int = 2) -> str:
+    "The text from `start` to `end` and up to `k` words after it, as one label."
+    toks = _words(text, end, k)
+    return _span(text, start, toks[-1][1] if toks else end)
+
+def words_before(text: str, start: int, k: int = 3) -> str:
+    "Up to `k` words before position `start` in its clause, or ''."
+    before = _END.split(text[:start])[-1]
+    toks = list(_TOKEN.finditer(before))[-k:]
+    off = start - len(before)
+    return _span(text, off + toks[0].start(), off + toks[-1].end()) if toks else ''
+
+def words_around(text: str, n: Number) -> str:
+    "The word before number `n` in its clause, the number, and the first word after it that is not a counter word."
+    before = _END.split(text[:n.start])[-1]
+    toks = list(_TOKEN.finditer(before))
+    start = n.start - len(before) + toks[-1].start() if toks else n.start
+    nxt = [m for m in _TOKEN.finditer(_END.split(text[n.end:], maxsplit=1)[0]) if m.group() not in _CLASSIFIERS][:1]
+    end = n.end + nxt[0].end() if nxt else n.end
+    return _span(text, start, end, 36) if (toks or nxt) else ''
+
+# %% ../nbs/lib_16_gold.ipynb #0d529360
+_PERCENT = re.compile(r'\s*(%|percent|শতাংশ|por ciento)')
+
+def _stated(text: str) -> list:
+    "The numbers `text` states: parsed numbers and number words, and every bare numeral (the 3 of '3 dozen')."
+    found = extract_numbers(text) + [Number(float(m.group().replace(',', '')), m.start(), m.end(), m.group())
+                                     for m in re.finditer(r'(?<![\d.])\d[\d,]*(?:\.\d+)?', to_ascii_digits(text))]
+    return sorted(found, key=lambda n: n.start)
+
+def _named_by(text: str, value: float, lang: str) -> tuple[str, int] | None:
+    for word, values in NAMED_BY.get(lang, {}).items():
+        if not any(_close(value, v) for v in values): continue
+        m = re.search(rf'(?<!\w){re.escape(word)}(?!\w)' if word.isalpha() else re.escape(word), text, flags=re.I)
+        if not m: continue
+        start = max([n.start for n in _stated(text) if n.end <= m.start() and not text[n.end:m.start()].strip()],
+                    default=m.start()) if word == '%' else m.start()
+        return _through(text, start, m.end()), start
+    return None
+
+def const_label(text: str, value: float, lang: str, taken: set = frozenset()) -> tuple[str, int]:
+    "The words of `text` that name constant `value`, and where; GoldGraphError 'unstated_constant' if none do."
+    for n in sorted((n for n in _stated(text) if _close(n.value, value)), key=lambda n: n.start in taken):
+        label = (words_around(text, n) if lang in AROUND else '') or words_after(text, n.end) or words_before(text, n.start)
+        if label: return label, n.start
+    for n in _stated(text):
+        if _close(n.value, 100 * value) and (m := _PERCENT.match(text, n.end)):
+            return _through(text, n.start, m.end()), n.start
+    found = _named_by(text, value, lang)
+    if found: return found
+    raise GoldGraphError('unstated_constant', f'{format_number(value)} is not named in the problem')
+
+# %% ../nbs/lib_16_gold.ipynb #04d024f8
+_STOP = set('''a an the of on in at to for and or by with from per each every his her he she they it its their is are was
+were has have had did do does more than as many much how what there that this some be will would can could if then so
+all total left them him us we you me my your our one two three four five six seven eight nine ten eleven twelve twenty
+hundred thousand constant solution equation'''.split())
+
+def _slug(label: str) -> str:
+    return '_'.join([w for w in re.findall(r'[a-z]+', label.lower()) if w not in _STOP and len(w) > 1][:2])
+
+def _whole(v): return int(v) if isinstance(v, float) and v.is_integer() and abs(v) < 2**53 else v
+
+def paper_graph(g: dict, question: str, lang: str) -> dict:
+    ("Gold graph `g` in the paper's form: constants labelled with the words of `question` that name them, operations "
+     "with what they compute in `lang`, ids that name them, whole numbers as integers.")
+    words = LABEL_WORDS.get(lang)
+    if words is None: raise GoldGraphError('no_label_words', f'LABEL_WORDS has no language {lang!r}')
+    ids, taken, nodes = {}, set(), []
+    def new_id(base: str) -> str:
+        out, i = base, 1
+        while out in ids.values() or out == 'final_result': i += 1; out = f'{base}_{i}'
+        return out
+    for n in g['nodes']:
+        if n['op'] == 'const':
+            try: label, pos = const_label(question, n['val'], lang, taken)
+            except GoldGraphError:
+                if n['distractor']: continue           # a distractor the problem's text does not state is not in it
+                raise
+            taken.add(pos)
+            ids[n['id']] = new_id(_slug(n.get('label', '')) or ('percent' if '%' in label else 'number'))
+            nodes.append(dict(n, id=ids[n['id']], val=_whole(n['val']), label=label))
+        elif n['id'] == 'final_result': nodes.append(dict(n, args=[ids[a] for a in n['args']], label=words['final']))
+        else:
+            ids[n['id']] = new_id(OP_IDS.get(n['op'], n['op']))
+            nodes.append(dict(n, id=ids[n['id']], args=[ids[a] for a in n['args']], label=words[n['op']]))
+    return {'nodes': nodes}
+
 # %% ../nbs/lib_16_gold.ipynb #881f6193
 def distract_gold(orig, added: list, answer: float, values: list | None = None) -> dict | None:
-    "The original's gold graph plus a distractor const for each number the added sentences introduce (only `values`, if given)."
+    ("The original's gold graph plus a distractor const for each number the added sentences introduce (only `values`, "
+     "if given), in the original's form (`orig.meta['gold_format']`, 'spans' when unset).")
     if orig is None or orig.gold_graph is None or not _close(orig.answer, answer): return None
     g = copy.deepcopy(orig.gold_graph)
+    paper = (orig.meta or {}).get('gold_format') == 'paper'
     extra = []
     for s in added:
         for n in extract_numbers(s, ones=False):
             if values is None or any(_close(n.value, v) for v in values):
-                extra.append(dict(id=f'x{len(extra) + 1}', op='const', val=float(n.value), distractor=True, label=_words_after(s, n)))
+                label = const_label(s, n.value, orig.lang)[0] if paper else _words_after(s, n)
+                extra.append(dict(id=f'added_{len(extra) + 1}' if paper else f'x{len(extra) + 1}', op='const',
+                                  val=_whole(n.value) if paper else float(n.value), distractor=True, label=label))
     g['nodes'] = extra + g['nodes']
     return g
-

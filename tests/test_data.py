@@ -140,16 +140,21 @@ def test_verify_graph_rejects_wrong_answers():
     with pytest.raises(GoldGraphError, match='execution_failed'): verify_graph(g, 2)
 
 
-@pytest.mark.parametrize('name,floor', [('mgsm_bn', 0.95), ('msvamp_bn', 0.99), ('gsm8k_train', 0.95)])
-def test_gold_coverage(name, floor):
-    c = gold_coverage(name)
+# the paper's form has no graph for a problem whose computation needs a number no word of the problem names
+# (reason unstated_constant): about a fifth of GSM8K and MGSM, 3% of MSVAMP-bn (numbers its translation dropped)
+@pytest.mark.parametrize('name,form,floor', [('mgsm_bn', 'spans', 0.95), ('msvamp_bn', 'spans', 0.99),
+                                             ('gsm8k_train', 'spans', 0.95), ('mgsm_bn', 'paper', 0.75),
+                                             ('msvamp_bn', 'paper', 0.96), ('gsm8k_train', 'paper', 0.75)])
+def test_gold_coverage(name, form, floor):
+    cfg = load_profile('cpu').replace(sft__gold_format=form)
+    c = gold_coverage(name, cfg)
     assert c['coverage'] >= floor and c['kept'] + len(c['failures']) == c['total']
     assert all(f['reason'] and f['id'] for f in c['failures'])
-    kept = [p for p in load_split(name) if p.gold_graph]
-    assert len(kept) == c['kept']
+    kept = [p for p in load_split(name, cfg=cfg) if p.gold_graph]
+    assert len(kept) == c['kept'] and all(p.meta['gold_format'] == form for p in kept)
     for p in kept[:200]:                                            # every kept graph reproduces its answer
         assert abs(execute(from_obj(p.gold_graph, strict=True)) - p.answer) <= 1e-6 * max(1, abs(p.answer))
-    failed = [p for p in load_split(name) if not p.gold_graph]
+    failed = [p for p in load_split(name, cfg=cfg) if not p.gold_graph]
     assert all(p.meta['gold_failure'] for p in failed)
 
 
@@ -258,11 +263,11 @@ def test_built_distractmath_splits_carry_verified_graphs(name):
     assert recs and all(r.origin.startswith('local:generated/distractmath/') for r in recs)
     assert {r.aug_type for r in recs} <= {'RED', 'OAD', 'NEED'}
     with_graph = [r for r in recs if r.gold_graph]
-    assert len(with_graph) >= 0.95 * len(recs)
+    assert len(with_graph) >= 0.75 * len(recs)                      # the paper's form covers about 80% of MGSM
     for r in with_graph[::25]:
         g = from_obj(r.gold_graph, strict=True)
         assert abs(execute(g) - r.answer) < 1e-6 * max(1, abs(r.answer))
-        added = [g.node(i) for i in declared_distractors(g) if i.startswith('x')]
+        added = [g.node(i) for i in declared_distractors(g) if i.startswith('added_')]
         assert len(added) == len(r.meta.get('distractor_values', added))
 
 

@@ -1,0 +1,106 @@
+"""Gold graphs in the paper's form (issue 48): every constant's label is a piece of its own problem's text, and
+training and held-out MSVAMP problems are split by problem across languages."""
+import re
+from pathlib import Path
+
+import pytest
+
+from dagger import data as D
+from dagger.config import load_profile, profile_names
+from dagger.gold import LABEL_WORDS, label_text
+from dagger.teacher import norm_question, training_problems
+
+ROOT = Path(__file__).resolve().parents[1]
+CPU = load_profile('cpu')
+BUILT = [s for s in D.DISTRACT_SPLITS + D.DOSE_SPLITS
+         if (ROOT/'generated'/'distractmath'/(f"dose_{s[:-5]}.jsonl" if s.endswith('_dose') else f"{s[:-9]}.jsonl")).exists()]
+
+
+def _label_faults(p) -> list[str]:
+    "What is wrong with the labels, ids and values of `p`'s gold graph in the paper's form (empty when nothing is)."
+    words, text, out = LABEL_WORDS[p.lang], label_text(p.question), []
+    for n in p.gold_graph['nodes']:
+        if not re.fullmatch(r'[a-z][a-z0-9_]*', n['id']): out.append(f"id {n['id']!r} is not a short ASCII name")
+        if n['op'] == 'const':
+            if not n.get('label') or label_text(n['label']) not in text: out.append(f"{n['id']}: {n.get('label')!r} not in the problem")
+            if isinstance(n['val'], float) and n['val'].is_integer(): out.append(f"{n['id']}: whole number written {n['val']!r}")
+        elif n['id'] == 'final_result':
+            if n['label'] != words['final']: out.append(f"final_result labelled {n['label']!r}")
+        elif n['label'] != words[n['op']]: out.append(f"{n['id']}: {n['op']} labelled {n['label']!r}")
+    return out
+
+
+@pytest.mark.parametrize('name', D.BASE_SPLITS + tuple(BUILT))
+def test_every_constant_label_is_in_its_own_problem(name):
+    "For every gold graph of the split, each constant's label is a substring of its own problem's text (whitespace collapsed)."
+    recs = [p for p in D.load_split(name, cfg=CPU) if p.gold_graph]
+    assert recs, f'{name}: no gold graphs'
+    faults = {p.id: f for p in recs if (f := _label_faults(p))}
+    assert not faults, f'{name}: {len(faults)} graphs, e.g. {list(faults.items())[:3]}'
+
+
+def test_spans_keeps_the_old_graphs():
+    "sft.gold_format = spans gives the graphs as they were: English spans, ids n0/op1, whole numbers as floats."
+    spans = load_profile('cpu').replace(sft__gold_format='spans')
+    g = D.load_split('msvamp_bn', cfg=spans)[10].gold_graph
+    assert [n['id'] for n in g['nodes']] == ['n0', 'n1', 'n2', 'op1', 'final_result']
+    assert g['nodes'][0]['val'] == 9.0 and g['nodes'][0]['label'] == '9 kids on monday'
+    new = D.load_split('msvamp_bn', cfg=CPU)[10].gold_graph
+    assert [(n['op'], n.get('val'), n.get('args') and len(n['args'])) for n in new['nodes']] == \
+           [(n['op'], n.get('val'), n.get('args') and len(n['args'])) for n in g['nodes']]
+
+
+# ---------- training and held-out: split by problem, across languages ----------
+
+def test_msvamp_rows_are_the_same_problem_in_every_language():
+    "Row i of each MSVAMP file translates the same English question, so the half a row falls in is its problem's half."
+    en = D.load_split('msvamp_en', gold=False)
+    for lang in D.MSVAMP_FILES:
+        recs = D.load_split(f'msvamp_{lang}', gold=False)
+        assert len(recs) == len(en)
+        assert all(norm_question(p.meta['query_en']) == norm_question(e.question) for p, e in zip(recs, en)), lang
+
+
+def _heldout_index() -> dict:
+    "{normalised text: 'msvamp_<lang>-NNNN'} over every language's version (and English query) of each held-out problem."
+    index = {}
+    for lang in D.MSVAMP_FILES:
+        for p in D.load_split(f'msvamp_{lang}', gold=False):
+            if D.msvamp_half(p) == 'heldout':
+                for t in (p.question, p.meta['query_en']): index[norm_question(t)] = p.id
+    return index
+
+
+def _checkable_profiles() -> list:
+    out = []
+    for name in profile_names():
+        cfg = load_profile(name)
+        if cfg.data_source == 'local' and cfg.msvamp_holdout: out.append(name)
+    return out
+
+
+@pytest.mark.parametrize('name', _checkable_profiles())
+def test_no_language_of_a_heldout_problem_is_trained_on(name):
+    ("No training set a profile builds (SFT train and validation, GRPO) holds any language's version of a held-out "
+     "MSVAMP problem, by problem number or by text, in either gold-graph form; the profile evaluates only held-out ones.")
+    index = _heldout_index()
+    for form in ('paper', 'spans'):
+        cfg = load_profile(name).replace(sft__gold_format=form)
+        sets = training_problems(cfg)
+        assert sum(map(len, sets.values())) > 0
+        for set_name, probs in sets.items():
+            numbers = [D.msvamp_number(p) for p in probs if D.msvamp_number(p) is not None]
+            assert all(i % 2 == 1 for i in numbers), f'{name}/{set_name}: held-out MSVAMP numbers {[i for i in numbers if i % 2 == 0][:5]}'
+            leaked = [(p.id, index[norm_question(t)]) for p in probs for t in (p.question, p.meta.get('query_en'))
+                      if t and norm_question(t) in index]
+            assert not leaked, f'{name}/{set_name}: {leaked[:5]}'
+    for split in cfg.eval.splits:
+        try: recs = D.evaluable(D.load_split(split, cfg=cfg, gold=False), cfg)
+        except D.DistractMathNotBuilt: continue
+        assert all(D.msvamp_half(p) in (None, 'heldout') for p in recs), split
+
+
+def test_the_study_trains_on_the_training_half():
+    "cpu-study's SFT set does draw on MSVAMP's training half, so the test above checks a real overlap risk."
+    sets = training_problems(load_profile('cpu-study'))
+    assert sum(D.msvamp_half(p) == 'train' for p in sets['sft_train']) >= 100
