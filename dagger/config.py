@@ -7,12 +7,13 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from .roster import roster_problems
 from .recipes import SFT_RECIPES, GRPO_RECIPES
+from .arms import ARMS, EVAL_ARMS
 
 # %% auto #0
-__all__ = ['EMBEDDED_DEFAULT', 'ROSTER_FIELDS', 'SECTIONS', 'METHODS', 'PHASES', 'EVAL_PHASES', 'ALLOWED', 'AT_LEAST', 'SPLIT',
-           'DEVICE', 'RUN_OUTPUTS', 'ConfigError', 'project_root', 'model_slug', 'TeacherSettings', 'SFTSettings',
-           'GRPOSettings', 'EvalSettings', 'AblationSettings', 'DistractorSettings', 'Profile', 'problems', 'suggest',
-           'build_profile', 'profile_names', 'profile_values', 'load_profile', 'DataFileError', 'atomic_write_bytes',
+__all__ = ['EMBEDDED_DEFAULT', 'ROSTER_FIELDS', 'SECTIONS', 'METHODS', 'EVAL_PHASES', 'ALLOWED', 'AT_LEAST', 'SPLIT', 'DEVICE',
+           'RUN_OUTPUTS', 'ConfigError', 'project_root', 'model_slug', 'TeacherSettings', 'SFTSettings', 'GRPOSettings',
+           'EvalSettings', 'AblationSettings', 'DistractorSettings', 'Profile', 'problems', 'suggest', 'build_profile',
+           'profile_names', 'profile_values', 'load_profile', 'DataFileError', 'atomic_write_bytes',
            'atomic_write_text', 'write_json', 'read_json', 'write_jsonl', 'read_jsonl', 'git_commit', 'run_info']
 
 # %% ../nbs/lib_03_config.ipynb #796b0e19
@@ -75,8 +76,8 @@ class SFTSettings:
 class GRPOSettings:
     "GRPO (GRPO stage)."
     recipe: str = 'cpu'            # 'paper' (Table 10) or 'cpu'
-    init: str = 'sft'              # start from the merged SFT model ('sft' -> grpo/)
-                                   # or the base model ('base' -> grpo_base/)
+    init: str = 'sft'              # start from the merged SFT model ('sft') or the base model ('base');
+                                   # each is an arm of dagger.arms with its own results folder
 
 # %% ../nbs/lib_03_config.ipynb #2a4ca407
 @dataclass(frozen=True)
@@ -87,8 +88,8 @@ class EvalSettings:
     sample_n: int = 16             # seeded sample drawn from each split; 0 = the whole split
     n: int = 0                     # problems evaluated: the first n of that sample; 0 = all of it
     max_new_tokens: int = 0        # cap on every method's new-token budget; 0 = the paper's budgets
-    phases: tuple = ('untrained', 'sft', 'grpo')   # the profile's model, then its students when trained; 'grpo_base'
-                                                   # adds Table 6's Base→GRPO arm (a GRPO run from the base model)
+    phases: tuple = ('untrained', 'sft', 'grpo')   # the arms evaluated (dagger.arms.EVAL_ARMS): the profile's model,
+                                                   # then its students when trained
     smoke_splits: tuple = ()       # splits run only as a smoke check (every phase, into
                                    # eval_smoke/), e.g. a language the model lacks
     smoke_n: int = 16              # seeded sample drawn from each smoke split
@@ -214,13 +215,12 @@ def _cast(name: str, tp, value):
 
 # %% ../nbs/lib_03_config.ipynb #c8960286
 METHODS = ('cot', 'reasoning', 'dagger', 'pot', 'got')
-PHASES = ('untrained', 'sft', 'grpo')   # a record's phase; a GRPO record also says where it started (init)
-EVAL_PHASES = PHASES + ('grpo_base',)  # what eval.phases may list: grpo_base is GRPO with init = base
+EVAL_PHASES = EVAL_ARMS   # what eval.phases may list: the arms whose records name them (dagger.arms)
 ALLOWED = {'backend': ('transformers', 'vllm', 'openai', 'llamacpp'), 'data_source': ('local', 'hub', 'auto'),
            'vllm_dtype': ('auto', 'bfloat16', 'float16', 'float32'), 'teacher.backend': ('gold', 'openai', 'vllm', 'transformers'),
            'distractors.backend': ('', 'transformers', 'vllm', 'openai'), 'sft.recipe': tuple(SFT_RECIPES),
            'sft.select': ('first', 'shuffled', 'shortest', 'balanced'), 'sft.student_shots': (0, 1), 'sft.student_prompt': ('full', 'brief'), 'sft.gold_format': ('paper', 'spans'), 'grpo.recipe': tuple(GRPO_RECIPES),
-           'grpo.init': ('sft', 'base'), 'eval.methods': METHODS, 'eval.phases': EVAL_PHASES,
+           'grpo.init': tuple(a.init for a in ARMS if a.init), 'eval.methods': METHODS, 'eval.phases': EVAL_PHASES,
            'ablation.tables': ('table3', 'table5', 'table7'), 'ablation.languages': ('bn', 'de', 'en', 'es', 'fr', 'ja', 'ru', 'sw', 'te', 'th', 'zh')}
 AT_LEAST = {'batch_size': 1, 'max_new_tokens': 1, 'api_concurrency': 1, 'tensor_parallel_size': 1, 'eval.smoke_n': 1}
 SPLIT = re.compile(r'(mgsm|msvamp)_[a-z]{2}(_distract|_dose)?|gsm8k_(train|test)')

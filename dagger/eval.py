@@ -8,7 +8,8 @@ from functools import lru_cache
 from pathlib import Path
 import pandas as pd
 from . import graph as G
-from .config import project_root, write_json, write_jsonl, read_jsonl, atomic_write_text, run_info, METHODS, PHASES, EVAL_PHASES
+from .config import project_root, write_json, write_jsonl, read_jsonl, atomic_write_text, run_info, METHODS, EVAL_PHASES
+from .arms import PHASES, COMPARISONS as ARM_COMPARISONS, arm, record_arm
 from .numbers import extract_numbers, to_ascii_digits
 from . import layout
 from .llm import Sampling, backend_from_profile, get_backend, cache_dir
@@ -22,11 +23,11 @@ from .roster import default_budget, selected, PAPER_TABLES
 import dataclasses
 
 # %% auto #0
-__all__ = ['BUDGETS', 'PROMPTS', 'STUDENT_BUDGET', 'KEYS', 'EVAL_TABLES', 'TRAINED_FOLDERS', 'signed_numbers', 'extract_answer',
-           'extract_boxed', 'score_text', 'known_distractors', 'budget', 'run_method', 'parse_score', 'run_got',
-           'distractor_prf', 'intervals', 'audit_flags', 'mark_clean', 'clean_accuracy', 'summarize', 'original_split',
-           'deltas', 'weighted', 'type_errors', 'run_name', 'write_results', 'load_splits', 'evaluate', 'phase_model',
-           'record_phase', 'phase_backend', 'run_eval', 'system_cells', 'system_model', 'system_backend', 'run_system',
+__all__ = ['BUDGETS', 'PROMPTS', 'STUDENT_BUDGET', 'KEYS', 'EVAL_TABLES', 'signed_numbers', 'extract_answer', 'extract_boxed',
+           'score_text', 'known_distractors', 'budget', 'run_method', 'parse_score', 'run_got', 'distractor_prf',
+           'intervals', 'audit_flags', 'mark_clean', 'clean_accuracy', 'summarize', 'original_split', 'deltas',
+           'weighted', 'type_errors', 'run_name', 'write_results', 'load_splits', 'evaluate', 'phase_model',
+           'phase_backend', 'run_eval', 'system_cells', 'system_model', 'system_backend', 'run_system',
            'evaluate_profile', 'paired_accuracy', 'paired_comparisons']
 
 # %% ../nbs/lib_18_eval.ipynb #f0514462
@@ -362,14 +363,9 @@ def evaluate(backend, methods, splits: dict, cap: int = 0, model: str = '', prog
 
 # %% ../nbs/lib_18_eval.ipynb #52f998d2
 def phase_model(cfg, phase: str) -> Path | None:
-    """The model folder a training phase of profile `cfg` wrote (None for 'untrained': the profile's model itself;
-    'grpo_base' is Table 6's Base→GRPO arm)."""
+    "The model folder arm `phase` of profile `cfg` lives in (None for 'untrained': the profile's model itself)."
     if phase not in EVAL_PHASES: raise ValueError(f'unknown phase {phase!r}; have {EVAL_PHASES}')
-    return None if phase == 'untrained' else layout.path(cfg, phase)/'merged'
-
-def record_phase(phase: str) -> tuple[str, str | None]:
-    "The (phase, init) the records of a run of `phase` carry: a GRPO model says where its training started."
-    return {'grpo': ('grpo', 'sft'), 'grpo_base': ('grpo', 'base')}.get(phase, (phase or 'untrained', None))
+    return layout.path(cfg, arm(phase).folder)/'merged' if arm(phase).trained else None
 
 def phase_backend(cfg, phase: str):
     "The backend of the model of `phase` (the profile's model, or the trained student's folder, which must exist)."
@@ -391,13 +387,12 @@ def run_eval(cfg, backend=None, methods=None, splits=None, n: int | None = None,
     t0 = time.time()
     model_dir, prompt, label = phase_model(cfg, phase), None, cfg.model
     backend = backend or phase_backend(cfg, phase)
-    if model_dir is not None:
-        prompt, label = student_prompt(cfg), f"{cfg.model} ({'Base→GRPO' if phase == 'grpo_base' else phase.upper()})"
-    rec_phase, init = record_phase(phase)
+    a = arm(phase)
+    if model_dir is not None: prompt, label = student_prompt(cfg.replace(**dict(a.settings))), f'{cfg.model} ({a.label})'
     loaded = load_splits(splits, n, cfg.seed, cfg, limit=0 if smoke else cfg.eval.n, prepared=True)
     recs = evaluate(backend, methods, loaded, cap=cfg.eval.max_new_tokens, model=label, progress=progress,
                     seed=cfg.seed, prompt=prompt,
-                    phase=rec_phase, base_model=cfg.model, init=init,
+                    phase=a.phase, base_model=cfg.model, init=a.init,
                     student=model_dir is not None)
     if cfg.dry_run: recs = [r | {'dry_run': True} for r in recs]   # a dry run's rows say so
     info = run_info(cfg, model=label, phase=phase, path=None if model_dir is None else str(model_dir),
@@ -425,16 +420,13 @@ def system_cells(system, tables=EVAL_TABLES) -> dict:
     return {m: ss for m, ss in out.items() if ss}
 
 # %% ../nbs/lib_18_eval.ipynb #b72d1b26
-TRAINED_FOLDERS = {'sft': 'sft', 'grpo': 'grpo', 'grpo_base': 'grpo_base'}
-
 def system_model(cfg, system) -> str:
     ("The model roster `system` answers with: its hub name, or the merged model its training stage wrote (in its "
      "model's results).")
-    if system.phase in ('', 'untrained'): return system.model
+    if system.arm is None or not system.arm.trained: return system.model
     own = cfg if system.model == cfg.model else cfg.replace(model=system.model)   # its model's results folder
-    folder = 'sft_noannot' if system.phase == 'sft' and not system.annotations else TRAINED_FOLDERS[system.phase]
-    p = layout.path(own, folder)/'merged'
-    if not (p/'config.json').exists(): raise FileNotFoundError(f'{system.id}: no {system.phase} model in {p}: run its '
+    p = layout.path(own, system.arm.folder)/'merged'
+    if not (p/'config.json').exists(): raise FileNotFoundError(f'{system.id}: no {system.arm.label} model in {p}: run its '
                                                                f'stage first')
     return str(p)
 
@@ -458,9 +450,9 @@ def run_system(cfg, system, n: int | None = None, write: bool = True, progress: 
      "default); write the run.")
     cells, n, t0 = system_cells(system), cfg.eval.sample_n if n is None else n, time.time()
     model = system_model(cfg, system)
-    student = system.phase in TRAINED_FOLDERS
-    phase, init = record_phase(system.phase)
-    prompt = student_prompt(cfg.replace(sft__annotations=system.annotations)) if student else None
+    a = system.arm
+    student, phase, init = bool(a and a.trained), a.phase if a else 'untrained', a.init if a else None
+    prompt = student_prompt(cfg.replace(**dict(a.settings))) if student else None
     recs, loaded = [], {}
     for m, splits in cells.items():
         ps = load_splits(splits, n, cfg.seed, cfg, limit=cfg.eval.n, prepared=True, verbose=progress)
@@ -506,7 +498,7 @@ def _arms(df: pd.DataFrame) -> pd.DataFrame:
     "Records with `base` (the system's base model) and `phase`, both read from the records' fields."
     if missing := [c for c in ('base_model', 'phase') if c not in df]: raise ValueError(f'records without {missing}')
     d = df.assign(base=df['base_model'], init=df['init'] if 'init' in df else None)
-    d['phase'] = [f'{p}_base' if p == 'grpo' and i == 'base' else p for p, i in zip(d['phase'], d['init'])]
+    d['phase'] = [record_arm(p, i).name for p, i in zip(d['phase'], d['init'])]   # the arm's one name
     if 'original_id' not in d: d['original_id'] = None
     return d.drop_duplicates(['base', 'phase', 'method', 'split', 'id'], keep='last')
 
@@ -519,9 +511,7 @@ def _pair(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
 def _name(method: str, phase: str) -> str:
     return f'{method} ({phase})' if method == 'dagger' else method
 
-COMPARISONS = [('SFT vs untrained', ('dagger', 'sft'), ('dagger', 'untrained')),
-               ('GRPO vs SFT', ('dagger', 'grpo'), ('dagger', 'sft')),
-               ('SFT→GRPO vs Base→GRPO', ('dagger', 'grpo'), ('dagger', 'grpo_base'))] + [
+COMPARISONS = [(name, ('dagger', a), ('dagger', b)) for name, a, b in ARM_COMPARISONS] + [
     (f'DAGGER ({p}) vs CoT', ('dagger', p), ('cot', 'untrained')) for p in EVAL_PHASES]
 
 # %% ../nbs/lib_18_eval.ipynb #ec900782

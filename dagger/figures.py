@@ -18,7 +18,7 @@ from . import ablations
 from .paper import PaperDataError, load_table
 from . import layout
 from .sft import plot_loss
-from .config import PHASES
+from .arms import record_arm
 from .tables import *
 from .plots import *
 from .tables import _need_paper, _rel
@@ -128,8 +128,8 @@ def clean_out(st: FigureRun) -> list[Path]:
 
 # %% ../nbs/stage_8_figures.ipynb #07cff93c
 def comparisons_ours(recs: pd.DataFrame) -> pd.DataFrame:
-    "dagger.eval.paired_comparisons over our records, the model named by its system without the phase suffix."
-    base = recs['system'].str.replace(r' (SFT|SFT→GRPO|Base→GRPO)$', '', regex=True)
+    "dagger.eval.paired_comparisons over our records, the model named by its system without its arm's suffix."
+    base = [s.removesuffix(record_arm(p, i).suffix) for s, p, i in zip(recs['system'], recs['phase'], recs['init'])]
     return paired_comparisons(recs.assign(model=base))
 
 def comparisons_out(st: FigureRun) -> list[Path]:

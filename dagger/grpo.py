@@ -11,19 +11,19 @@ from .prompts import student_prompt
 from .llm import (resolve_model, Sampling, get_backend, unload_models, resolve_device, cache_dir, vllm_settings, hand_off, hold,
                         release_attached_engine, unsloth_first, text_only_engine)
 from .eval import evaluate, summarize
+from .arms import arm, stage_arm, record_arm
 from .teacher import load_sets
 from .recipes import LoraSettings, GRPORecipe, GRPO_RECIPES, RecipeError, get_grpo_recipe, grpo_accumulation
 from .sft import (lora_config, model_lora_config, merge_adapter, fit_rows, validation_rows, unsloth_lora, merged_model, student_backend, precision, precision_kwargs, checkpointing_kwargs, logits_batch)
 from . import layout
 
 # %% auto #0
-__all__ = ['COMPONENTS', 'REWARD_FUNCS', 'BYTES', 'TRL_KEYS', 'HISTORY', 'PHASE_LABELS', 'completion_text', 'reward_table',
-           'graph_size', 'format_reward', 'execution_reward', 'accuracy_reward', 'vllm_ok', 'unsloth_ok', 'grpo_config',
+__all__ = ['COMPONENTS', 'REWARD_FUNCS', 'BYTES', 'TRL_KEYS', 'HISTORY', 'completion_text', 'reward_table', 'graph_size',
+           'format_reward', 'execution_reward', 'accuracy_reward', 'vllm_ok', 'unsloth_ok', 'grpo_config',
            'param_count', 'kv_bytes_per_token', 'colocate_memory', 'gpu_gb', 'prompt_length', 'fit_prompts', 'gold_of',
            'language_only_trl_vllm', 'language_only_unsloth_vllm', 'vllm_share', 'load_policy', 'checkpoints',
            'score_model', 'merge_checkpoint', 'select_checkpoint', 'train_grpo', 'history_frame', 'plot_rewards',
-           'grpo_dir', 'grpo_folder', 'init_model', 'phase_label', 'grpo_vs_sft', 'metrics_table', 'nodes_table',
-           'run_grpo', 'main']
+           'grpo_dir', 'init_model', 'grpo_vs_sft', 'metrics_table', 'nodes_table', 'run_grpo', 'main']
 
 # %% ../nbs/stage_5_grpo.ipynb #02c4bab4
 def completion_text(completion) -> str:
@@ -406,39 +406,27 @@ def plot_rewards(hist, title: str, chosen_step: int | None = None):
 
 # %% ../nbs/stage_5_grpo.ipynb #07a137f9
 def grpo_dir(cfg: Profile) -> Path:
-    "Where the GRPO run of `cfg` is: results/<profile>/grpo (SFT→GRPO) or grpo_base (Base→GRPO)."
-    return layout.path(cfg, grpo_folder(cfg))
-
-def grpo_folder(cfg: Profile) -> str:
-    "The results folder of `cfg`'s GRPO arm: 'grpo' (from SFT) or 'grpo_base' (from the base model)."
-    if cfg.grpo.init not in ('sft',
-                             'base'): raise RecipeError(f"grpo.init must be 'sft' or 'base', got {cfg.grpo.init!r}")
-    return 'grpo' if cfg.grpo.init == 'sft' else 'grpo_base'
+    "Where the GRPO run of `cfg` is: the results folder of its arm (results/<profile>/grpo for SFT→GRPO)."
+    return layout.path(cfg, stage_arm(cfg, 'grpo').folder)
 
 def init_model(cfg: Profile) -> str:
-    "The model GRPO starts from: the merged SFT model (grpo.init='sft') or the profile's base model ('base')."
-    grpo_dir(cfg)
-    return str(merged_model(cfg)) if cfg.grpo.init == 'sft' else cfg.model
+    "The model GRPO starts from: the merged model of the arm it continues (SFT), or the profile's base model."
+    return cfg.model if stage_arm(cfg, 'grpo').start == 'base' else str(merged_model(cfg))
 
 # %% ../nbs/stage_5_grpo.ipynb #c7bc43d7
-def phase_label(cfg: Profile) -> str:
-    "The name of the GRPO phase in tables: 'SFT→GRPO' or 'Base→GRPO'."
-    return {'sft': 'SFT→GRPO', 'base': 'Base→GRPO'}[cfg.grpo.init]
-
 def grpo_vs_sft(cfg: Profile, grpo_model: str | Path, problems: list, split_size: int, cap: int,
                 progress: bool = True) -> list[dict]:
     "Records of the SFT model (when there is one) and the GRPO model (dagger, student prompt) on `problems`."
-    split = {problems[0].split: (problems, split_size)}
-    try: models = [(merged_model(cfg), 'SFT', 'sft')]
+    split, a = {problems[0].split: (problems, split_size)}, stage_arm(cfg, 'grpo')
+    try: models = [(merged_model(cfg), stage_arm(cfg, 'sft'))]
     except FileNotFoundError:
-        if cfg.grpo.init == 'sft': raise
-        models = []                                      # Base→GRPO without an SFT model: the GRPO model alone
+        if a.start != 'base': raise
+        models = []                                      # GRPO from the base model without an SFT model: it alone
     recs = []
-    for path, label, phase in models + [(Path(grpo_model), phase_label(cfg), 'grpo')]:
+    for path, b in models + [(Path(grpo_model), a)]:
         unload_models()
-        recs += evaluate(student_backend(cfg, path), ['dagger'], split, cap=cap, model=f'{cfg.model} ({label})',
-                         progress=progress, student=True,
-                         phase=phase, base_model=cfg.model, init=cfg.grpo.init if phase == 'grpo' else None,
+        recs += evaluate(student_backend(cfg, path), ['dagger'], split, cap=cap, model=f'{cfg.model} ({b.label})',
+                         progress=progress, student=True, phase=b.phase, base_model=cfg.model, init=b.init,
                          prompt=student_prompt(cfg))
     unload_models()
     return recs
@@ -451,9 +439,6 @@ def metrics_table(records: list):
     return s[['model', 'method', 'split', 'n', 'exec_rate', 'accuracy', 'mean_tokens']]
 
 # %% ../nbs/stage_5_grpo.ipynb #e173a205
-PHASE_LABELS = {('untrained', None): 'untrained', ('sft', None): 'SFT', ('grpo', 'sft'): 'SFT→GRPO',
-                ('grpo', 'base'): 'Base→GRPO'}
-
 def nodes_table(records: list, source: str = ''):
     ("Table 8: per phase (the records' `phase` and `init` fields), outputs, graphs parsed, mean nodes and mean |V_op| "
      "per graph.")
@@ -465,7 +450,7 @@ def nodes_table(records: list, source: str = ''):
                                        dropna=False):
         init = init if isinstance(init, str) else None
         graphs = g['n_nodes'].dropna()
-        rows.append(dict(phase=phase, init=init, phase_label=PHASE_LABELS[(phase, init)], model=g['model'].iloc[0],
+        rows.append(dict(phase=phase, init=init, phase_label=record_arm(phase, init).label, model=g['model'].iloc[0],
                          outputs=len(g),
                          graphs=len(graphs), mean_nodes=round(graphs.mean(), 2) if len(graphs) else None,
                          mean_ops=round(g['n_ops'].dropna().mean(), 2) if len(graphs) else None,
@@ -478,7 +463,7 @@ def run_grpo(cfg: Profile, recipe: GRPORecipe | None = None) -> dict:
     unsloth_first(cfg.device)
     from transformers import AutoTokenizer
     recipe = recipe or get_grpo_recipe(cfg.grpo.recipe)
-    out, model = layout.output(cfg, grpo_folder(cfg)), init_model(cfg)
+    out, model = layout.output(cfg, stage_arm(cfg, 'grpo').folder), init_model(cfg)
     sets = load_sets(cfg, ('grpo_train', 'sft_val'))
     tok = AutoTokenizer.from_pretrained(resolve_model(model))
     train_rows, fit = fit_prompts(sets['grpo_train'], tok, recipe.max_prompt_length)
@@ -488,7 +473,7 @@ def run_grpo(cfg: Profile, recipe: GRPORecipe | None = None) -> dict:
          dict(tensor_parallel_size=cfg.tensor_parallel_size, seed=cfg.seed) | vllm_settings(cfg) if cfg.backend == 'vllm' else {}
     facts = train_grpo(model, train_rows, val_rows, recipe, out, device=device, seed=cfg.seed, backend=cfg.backend,
                        backend_kw=kw, init_cache=cache_dir(cfg.cache_dir or None)/'completions.sqlite')
-    facts |= dict(init=cfg.grpo.init, phase=phase_label(cfg), fit_train=fit, fit_val=vfit, val_ids=[r['id'] for r in val_rows])
+    facts |= dict(init=cfg.grpo.init, phase=stage_arm(cfg, 'grpo').label, fit_train=fit, fit_val=vfit, val_ids=[r['id'] for r in val_rows])
     if int(os.environ.get('RANK', 0)) == 0:
         atomic_write_text(out/'history.csv', history_frame(facts).to_csv(index=False))
         write_json(out/'run.json', {k: v for k, v in facts.items() if k != 'history'} | dict(run_info=run_info(cfg, stage='grpo')))

@@ -5,21 +5,19 @@ from __future__ import annotations
 import gzip, json, os, shutil
 from pathlib import Path
 from .config import Profile, atomic_write_bytes, project_root
+from .arms import ARMS
 
 # %% auto #0
-__all__ = ['RESULT_FOLDERS', 'GENERATED_FOLDERS', 'STAGING_ENV', 'WRITERS', 'TARGETS', 'RECORD_FOLDERS', 'LayoutError', 'staging',
-           'output', 'path', 'generated_root', 'generated', 'generated_output', 'figures_output', 'stage_for',
-           'promote', 'records_dir', 'record_files', 'publish_records']
+__all__ = ['RESULT_FOLDERS', 'GENERATED_FOLDERS', 'STAGING_ENV', 'STAGE_NOTEBOOKS', 'WRITERS', 'TARGETS', 'RECORD_FOLDERS',
+           'LayoutError', 'staging', 'output', 'path', 'generated_root', 'generated', 'generated_output',
+           'figures_output', 'stage_for', 'promote', 'records_dir', 'record_files', 'publish_records']
 
 # %% ../nbs/lib_04_layout.ipynb #112a523b
 RESULT_FOLDERS = {
     'dataset': 'the evaluation samples of every split, as JSONL (dataset stage)',
     'distractors': 'the LLM distractor pipeline on a few problems (distractors stage)',
     'teacher': 'verified teacher graphs: SFT, validation and GRPO sets (teacher stage)',
-    'sft': 'the SFT adapter, merged model, loss history and before/after metrics (SFT stage)',
-    'sft_noannot': "Table 3's SFT arm trained without distractor annotations (ablations stage)",
-    'grpo': 'GRPO from the SFT model: rewards per step, checkpoint choice, merged model (GRPO stage)',
-    'grpo_base': "Table 6's Base->GRPO arm (GRPO stage with grpo.init = base)",
+    **{a.folder: a.about for a in ARMS if a.trained},   # one folder per trained arm (dagger.arms)
     'eval': 'one folder per evaluated model and phase: records, summaries, run.json (evaluation stage)',
     'eval_smoke': 'the same for the smoke-check splits (`eval.smoke_splits`, evaluation stage)',
     'ablations': 'Tables 3, 5 and 7 (ablations stage)',
@@ -35,10 +33,12 @@ def _check(name: str, known: dict) -> str:
     return name
 
 # %% ../nbs/lib_04_layout.ipynb #125e2806
+STAGE_NOTEBOOKS = {'distractors': 'stage_1_distractors', 'dataset': 'stage_2_dataset', 'teacher': 'stage_3_teacher',
+                   'sft': 'stage_4_sft', 'grpo': 'stage_5_grpo', 'eval': 'stage_6_evaluation',
+                   'ablations': 'stage_7_ablations', 'figures': 'stage_8_figures'}
 WRITERS = {'distractors': 'stage_1_distractors', 'distractmath': 'stage_1_distractors', 'dataset': 'stage_2_dataset',
-           'teacher': 'stage_3_teacher', 'sft': 'stage_4_sft', 'grpo': 'stage_5_grpo', 'grpo_base': 'stage_5_grpo',
-           'eval': 'stage_6_evaluation', 'eval_smoke': 'stage_6_evaluation', 'sft_noannot': 'stage_7_ablations',
-           'ablations': 'stage_7_ablations'}
+           'teacher': 'stage_3_teacher', **{a.folder: STAGE_NOTEBOOKS[a.stages[-1]] for a in ARMS if a.trained},
+           'eval': 'stage_6_evaluation', 'eval_smoke': 'stage_6_evaluation', 'ablations': 'stage_7_ablations'}
 
 # %% ../nbs/lib_04_layout.ipynb #16803533
 def staging() -> Path | None:

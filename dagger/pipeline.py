@@ -7,6 +7,7 @@ from pathlib import Path
 import nbformat
 from .config import project_root, load_profile, Profile, ConfigError, write_json, profile_values, model_slug, EMBEDDED_DEFAULT
 from .layout import STAGING_ENV, generated_root, promote, stage_for
+from .arms import arm
 from . import layout
 from .llm import embedded_model_path
 from .data import write_hub_fixture
@@ -267,19 +268,17 @@ def remove_leftovers(cfg: Profile, out_dir: Path) -> list[Path]:
 # %% ../nbs/lib_22_pipeline.ipynb #908276e9
 def training_passes(cfg: Profile) -> list[tuple[str, list[str], dict]]:
     """The runs of training stages the roster needs besides the profile's own pass, as (label, stage names, overrides):
-    each other trained model through the dataset, teacher, SFT and GRPO stages, each Base→GRPO arm and each SFT arm
-    without annotations (before the evaluation stage, which evaluates them; the ablations stage reuses a fresh arm).
-    A profile without a roster asks for its own Base→GRPO arm by listing `grpo_base` in `eval.phases`."""
+    each other trained model through the dataset, teacher, SFT and GRPO stages, and each arm (dagger.arms) whose settings
+    differ from the profile's, such as Base→GRPO or SFT without annotations (before the evaluation stage, which
+    evaluates them; the ablations stage reuses a fresh arm). Without a roster, the arms listed in `eval.phases`."""
+    wanted = [(s.model, {'model': s.model}, s.arm) for s in cfg.roster if s.arm and s.arm.trained] or \
+             [(cfg.model, {}, arm(p)) for p in cfg.eval.phases if not cfg.roster and arm(p).trained]
     passes = {}
-    for s in cfg.roster:
-        if s.phase in ('', 'untrained'): continue
-        slug, own = model_slug(s.model), {'model': s.model}
-        if s.model != cfg.model: passes.setdefault(slug, (['dataset', 'teacher', 'sft', 'grpo'], own))
-        if s.phase == 'grpo_base': passes.setdefault(f'{slug}-base-grpo', (['grpo'], own | {'grpo.init': 'base'}))
-        if s.phase == 'sft' and not s.annotations:
-            passes.setdefault(f'{slug}-sft-noannot', (['sft'], own | {'sft.annotations': False}))
-    if not cfg.roster and 'grpo_base' in cfg.eval.phases:
-        passes[f'{model_slug(cfg.model)}-base-grpo'] = (['grpo'], {'grpo.init': 'base'})
+    for model, own, a in wanted:
+        slug = model_slug(model)
+        if model != cfg.model: passes.setdefault(slug, (['dataset', 'teacher', 'sft', 'grpo'], own))
+        if any(cfg.get(k) != v for k, v in a.settings):
+            passes.setdefault(f'{slug}-{a.name}', (list(a.stages), own | dict(a.settings)))
     return [(k, st, o) for k, (st, o) in passes.items()]
 
 def _jobs(profile: str, todo: list[Path], overrides: dict, out_dir: Path, extra: bool) -> list[tuple]:

@@ -9,6 +9,7 @@ from . import prompts as P
 from .config import ConfigError, project_root, write_json, atomic_write_text, read_json, load_profile
 from .paper import load_table
 from .roster import PAPER_TABLES, SPLIT_N, selected
+from .arms import arm
 from .recipes import SFT_RECIPES, GRPO_RECIPES
 
 # %% auto #0
@@ -173,19 +174,17 @@ def eval_cells(cfg) -> list[dict]:
     return list(cells.values())
 
 def train_cells(cfg) -> list[dict]:
-    "Every training run the roster needs: (model, run, annotations), once, with the systems that need it."
+    "Every training run the roster needs: (model, arm), once, with the systems that need it."
     runs = {}
     for s in selected(cfg):
-        for run in s.trains:
-            ann = s.annotations if run == 'sft' else True
-            r = runs.setdefault((s.model, run, ann), dict(model=s.model, run=run, annotations=ann, systems=[], tables=[]))
+        for a in s.trains:
+            r = runs.setdefault((s.model, a.name), dict(model=s.model, run=a.name, annotations=a.annotations, systems=[],
+                                                        tables=[]))
             r['systems'].append(s.id)
             r['tables'] += [t for t in s.tables if t not in r['tables']]
     return list(runs.values())
 
 # %% ../nbs/lib_20_plan.ipynb #2cd042f8
-TRAIN_FOLDERS = {('sft', True): 'sft', ('sft', False): 'sft_noannot', ('grpo', True): 'grpo', ('grpo_base', True): 'grpo_base'}
-
 def eval_status(cfg, c: dict) -> str:
     "'done', 'partial (k/n)' or 'todo' for evaluation cell `c`."
     s = c['system']
@@ -202,7 +201,7 @@ def eval_status(cfg, c: dict) -> str:
 def train_status(cfg, r: dict) -> str:
     "'done' when the merged model of training run `r` exists (the stages train the profile's model only)."
     if r['model'] != cfg.model: return 'todo (not wired)'
-    return 'done' if (cfg.results/TRAIN_FOLDERS[r['run'], r['annotations']]/'merged'/'config.json').exists() else 'todo'
+    return 'done' if (cfg.results/arm(r['run']).folder/'merged'/'config.json').exists() else 'todo'
 
 # %% ../nbs/lib_20_plan.ipynb #a6f699d9
 PLAN_COLUMNS = ['kind', 'tables', 'system', 'name', 'model', 'backend', 'method', 'variant', 'split', 'n', 'context',
@@ -244,9 +243,10 @@ def eval_row(cfg, c: dict, t: dict, gpu: str, paper: dict) -> dict:
 def train_row(cfg, r: dict, t: dict, gpu: str) -> dict:
     "The plan row of training run `r`: tokens, GPU-hours and peak memory per step of the paper's recipe."
     A, a, gb = t['assumptions'], arch(t, r['model']), gpu_memory(t, gpu)
-    rt, rec = rates(t, a['params_b']), paper_recipe('sft' if r['run'] == 'sft' else 'grpo')
+    trained, stage = arm(r['run']), arm(r['run']).stages[-1]
+    rt, rec = rates(t, a['params_b']), paper_recipe(stage)
     step_tokens = rec['per_device_batch'] * rec['max_length']
-    if r['run'] == 'sft':
+    if stage == 'sft':
         n, gen = A['n_sft'], 0.0
         train = n * A['sft_tokens_per_example'] * rec['epochs']
         mem = training_memory(a, step_tokens, A, rec['lora_r'])
@@ -261,9 +261,8 @@ def train_row(cfg, r: dict, t: dict, gpu: str) -> dict:
         mem['kv'] = (rec['vllm_share'] * gb if rec['vllm_share']
                      else engine['weights'] + engine['kv'] + A['eval_overhead_gb'])
     hours = (gen / rt['decode_tokens_per_s'] + train / rt['train_tokens_per_s']) / 3600
-    name = {'sft': 'SFT' if r['annotations'] else 'SFT, no annotations', 'grpo': 'SFT->GRPO',
-            'grpo_base': 'Base->GRPO'}[r['run']]
-    return dict(kind='train', tables=','.join(r['tables']), system=','.join(r['systems']), name=name, model=r['model'],
+    return dict(kind='train', tables=','.join(r['tables']), system=','.join(r['systems']), name=trained.ascii_label,
+                model=r['model'],
                 backend='trl', method=r['run'], variant='' if r['annotations'] else 'no annotations', split='train',
                 n=int(n), context=rec['max_length'], new_tokens=0, thinking=False,
                 tokens_source=rec['source'] + ' x assumptions', calls_per_problem=0, output_tokens_per_problem=0.0,

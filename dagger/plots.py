@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from .config import (project_root, write_json, read_json, read_jsonl, atomic_write_text, run_info, git_commit, load_profile, PHASES)
+from .config import (project_root, write_json, read_json, read_jsonl, atomic_write_text, run_info, git_commit, load_profile)
 from . import graph as G
 from .prompts import LANG_NAMES, pen_graph
 from .data import load_split, distract_path, PAPER_SPLIT_SIZES

@@ -4,11 +4,12 @@
 from __future__ import annotations
 import re
 from dataclasses import dataclass, field
+from .arms import ARMS, OLD_FAMILIES, family_arm, lineage
 
 # %% auto #0
-__all__ = ['BN4', 'SPLIT_N', 'PAPER_TABLES', 'FAMILIES', 'PHASES', 'TRAINING', 'BACKENDS', 'A5_BUDGETS', 'DEFAULT_FAMILY', 'ID',
-           'KEYS', 'RosterError', 'PaperTable', 'Budget', 'default_budget', 'System', 'system_problems', 'parse_system',
-           'roster_problems', 'parse_roster', 'selected']
+__all__ = ['BN4', 'SPLIT_N', 'PAPER_TABLES', 'FAMILIES', 'BACKENDS', 'A5_BUDGETS', 'DEFAULT_FAMILY', 'ID', 'KEYS', 'RosterError',
+           'PaperTable', 'Budget', 'default_budget', 'System', 'system_problems', 'parse_system', 'roster_problems',
+           'parse_roster', 'selected']
 
 # %% ../nbs/lib_01_roster.ipynb #927c9ca9
 class RosterError(ValueError):
@@ -44,10 +45,8 @@ PAPER_TABLES = {
 }
 
 # %% ../nbs/lib_01_roster.ipynb #f1459b2f
-FAMILIES = {'cot': ('cot',), 'reasoning': ('reasoning',), 'dagger_untrained': ('dagger',), 'dagger_sft': ('dagger',),
-            'dagger_grpo': ('dagger',), 'base_grpo': ('dagger',), 'api': ('cot', 'pot', 'got', 'dagger')}
-PHASES = {'dagger_untrained': 'untrained', 'dagger_sft': 'sft', 'dagger_grpo': 'grpo', 'base_grpo': 'grpo_base'}
-TRAINING = {'dagger_sft': ('sft',), 'dagger_grpo': ('sft', 'grpo'), 'base_grpo': ('grpo_base',)}   # runs each family needs
+FAMILIES = {'cot': ('cot',), 'reasoning': ('reasoning',), **{a.family: ('dagger',) for a in ARMS},
+            'api': ('cot', 'pot', 'got', 'dagger')}
 BACKENDS = ('vllm', 'openai', 'transformers')
 
 @dataclass(frozen=True)
@@ -63,7 +62,7 @@ A5_BUDGETS = {
     ('cot', 'cot'): Budget(4096, 2048, False, 'A.5: CoT baselines, max sequence 4096, up to 2048 new tokens'),
     ('reasoning', 'reasoning'): Budget(8192, 7168, True, 'A.5: reasoning models, max sequence 8192, up to 7168 new tokens'),
     ('dagger_untrained', 'dagger'): Budget(4096, 1024, False, 'A.5: DAGGER without training, up to 1024 new tokens'),
-    ('dagger_sft', 'dagger'): _STUDENT, ('dagger_grpo', 'dagger'): _STUDENT, ('base_grpo', 'dagger'): _STUDENT,
+    **{(a.family, 'dagger'): _STUDENT for a in ARMS if a.trained},
     ('api', 'cot'): Budget(0, 2048, False, 'paper silent for GPT-4.1: the CoT budget of A.5'),
     ('api', 'dagger'): Budget(0, 1024, False, 'paper silent for GPT-4.1: the untrained DAGGER budget of A.5'),
     ('api', 'pot'): Budget(0, 1024, False, 'paper silent: ours (a program is shorter than a CoT)'),
@@ -95,13 +94,13 @@ class System:
     text: str = ''                        # the line as written in settings.ini
 
     @property
-    def phase(self) -> str:
-        "'untrained', 'sft', 'grpo' or 'grpo_base' for DAGGER systems, '' for the others."
-        return PHASES.get(self.family, '')
+    def arm(self):
+        "The DAGGER arm (dagger.arms) this system is, by its family and annotations; None for the other families."
+        return family_arm(self.family, self.annotations)
     @property
     def trains(self) -> tuple:
-        "The training runs this system needs ('sft', 'grpo', 'grpo_base')."
-        return TRAINING.get(self.family, ())
+        "The arms that must be trained for this system, in order (SFT→GRPO needs SFT first)."
+        return lineage(self.arm) if self.arm else ()
 
     def budget(self, method: str) -> Budget:
         "Context, new tokens and thinking for `method`: A.5's default for the family, then this line's overrides."
@@ -158,8 +157,8 @@ def _check(s: System, bad: list):
             bad.append(f'{m}: new_tokens {b.new_tokens} leaves no room for the prompt in context {b.context}')
         if b.new_tokens < 1: bad.append(f'{m}: new_tokens must be at least 1')
     if s.thinking and 'reasoning' not in s.methods: bad.append('thinking = on needs the reasoning family')
-    if not s.annotations and s.family != 'dagger_sft':
-        bad.append('annotations = false is only for dagger_sft (Table 3)')
+    if not s.annotations and s.arm is None:
+        bad.append(f'annotations = false is only for {", ".join(a.family for a in ARMS if not a.annotations)} (Table 3)')
     if (s.family == 'api') != (s.backend == 'openai'):
         bad.append(f'family {s.family} with backend {s.backend}: the api family and only it uses openai')
     for t in s.tables:
@@ -176,7 +175,7 @@ def system_problems(sid: str, text: str) -> tuple[System | None, list[str]]:
     if unknown: bad.append(f'unknown key(s) {unknown}; known: {", ".join(KEYS)}')
     missing = [k for k in ('model', 'family', 'tables') if not f.get(k)]
     if missing: bad.append(f'missing {", ".join(missing)}')
-    fam = f.get('family', '')
+    fam = OLD_FAMILIES.get(f.get('family', ''), f.get('family', ''))
     if fam and fam not in FAMILIES: bad.append(f'family = {fam!r}: allowed {", ".join(FAMILIES)}')
     lst = lambda k: tuple(x.strip() for x in f.get(k, '').split(',') if x.strip())
     tables, methods = lst('tables'), lst('methods') or (FAMILIES[fam][:1] if fam in FAMILIES and fam != 'api' else ())

@@ -12,6 +12,7 @@ from .prompts import student_prompt
 from .llm import resolve_model, shared_prefix, backend_from_profile, resolve_device, hand_off, hold, unsloth_first
 from .eval import evaluate, summarize
 from .teacher import load_sets, without_annotations
+from .arms import stage_arm
 from . import layout
 
 _log = logging.getLogger(__name__)
@@ -415,8 +416,8 @@ def sft_dir(cfg: Profile) -> Path:
     return layout.path(cfg, sft_folder(cfg))
 
 def sft_folder(cfg: Profile) -> str:
-    "The results folder of profile `cfg`'s SFT run: 'sft', or 'sft_noannot' for Table 3's arm without annotations."
-    return 'sft' if cfg.sft.annotations else 'sft_noannot'
+    "The results folder of profile `cfg`'s SFT arm (`dagger.arms.stage_arm`: Table 3's arm without annotations has its own)."
+    return stage_arm(cfg, 'sft').folder
 
 def merged_model(cfg: Profile) -> Path:
     "The merged fine-tuned model of profile `cfg` (what GRPO and the evaluation load)."

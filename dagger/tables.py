@@ -7,8 +7,8 @@ from functools import lru_cache
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from .config import (project_root, write_json, read_json, read_jsonl, atomic_write_text, run_info, git_commit, load_profile, PHASES,
-                           EVAL_PHASES)
+from .config import (project_root, write_json, read_json, read_jsonl, atomic_write_text, run_info, git_commit, load_profile, EVAL_PHASES)
+from .arms import ARMS, PHASES, ArmError, record_arm
 from . import graph as G
 from .prompts import LANG_NAMES, pen_graph
 from .data import load_split, distract_path, PAPER_SPLIT_SIZES
@@ -20,33 +20,32 @@ from . import layout
 
 
 # %% auto #0
-__all__ = ['PALETTE', 'FAMILY_LABELS', 'TYPES', 'DATASETS', 'DATASET_LABELS', 'PHASE_SUFFIX', 'RECORD_FIELDS', 'CLEAN',
-           'SMOKE_NOTE', 'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar', 'to_markdown',
-           'save_table', 'split_parts', 'split_name', 'pick_lang', 'lang_name', 'paper_path', 'paper_table', 'params_b',
+__all__ = ['PALETTE', 'FAMILY_LABELS', 'TYPES', 'DATASETS', 'DATASET_LABELS', 'RECORD_FIELDS', 'CLEAN', 'SMOKE_NOTE',
+           'FigureError', 'family_key', 'color', 'sha256_file', 'final_rel', 'sidecar', 'to_markdown', 'save_table',
+           'split_parts', 'split_name', 'pick_lang', 'lang_name', 'paper_path', 'paper_table', 'params_b',
            'short_model', 'load_runs', 'example_records', 'our_tidy', 'paper_tidy', 'table2_layout', 'paper_table2',
            'clean_table', 'table4_ours', 'table8_from_records', 'table11_ours', 'paper_beside_ours', 'smoke_column',
            'mark_smoke']
 
 # %% ../nbs/lib_28_tables.ipynb #bf47f5b4
+_SHOWN = sorted((a for a in ARMS if a.annotations), key=lambda a: a.order)   # DAGGER's arms in legend order
 PALETTE = {'cot': '#D55E00', 'reasoning': '#E69F00', 'pot': '#CC79A7', 'got': '#7F7F7F',
-           'dagger_untrained': '#56B4E9', 'dagger_grpo_base': '#332288', 'dagger_sft': '#0072B2',
-           'dagger_grpo': '#009E73'}   # in order of training: the last is the most-trained DAGGER
+           **{a.family: a.color for a in _SHOWN}}   # DAGGER last, in order of training: the last is the most-trained
 FAMILY_LABELS = {'cot': 'CoT (5-shot)', 'reasoning': 'Reasoning model', 'pot': 'PoT', 'got': 'GoT',
-                 'dagger_untrained': 'DAGGER (untrained)', 'dagger_grpo_base': 'DAGGER (Base→GRPO)',
-                 'dagger_sft': 'DAGGER (SFT)', 'dagger_grpo': 'DAGGER (SFT→GRPO)'}
+                 **{a.family: f'DAGGER ({a.label})' for a in _SHOWN}}
 TYPES = ('RED', 'OAD', 'NEED')
 
 class FigureError(ValueError):
     "Input data that a figure or table cannot use."
 
 def family_key(method: str, phase: str | None = None, init: str | None = None) -> str:
-    ("The palette key of a method family ('cot', 'reasoning', ...) or of DAGGER in a training phase ('dagger_sft'; "
-     "'dagger_grpo_base' for a GRPO run with `init` 'base').")
+    ("The palette key of a method family ('cot', 'reasoning', ...) or of DAGGER in a training phase: the family of "
+     "the arm its records' `phase` and `init` name ('dagger_sft').")
     m = str(method).strip().lower()
     if m == 'dagger':
-        p = (phase if isinstance(phase, str) and phase.strip() else 'untrained').strip().lower()
-        if p not in PHASES: raise FigureError(f'unknown DAGGER phase {phase!r}; have {PHASES}')
-        return f'dagger_{p}' + ('_base' if p == 'grpo' and init == 'base' else '')
+        p = phase.strip().lower() if isinstance(phase, str) else phase
+        try: return record_arm(p, init).family
+        except ArmError: raise FigureError(f'unknown DAGGER phase {phase!r}; have {PHASES}') from None
     if m not in PALETTE: raise FigureError(f'unknown method family {method!r}; have {sorted(PALETTE)}')
     return m
 
@@ -180,7 +179,6 @@ def short_model(model: str) -> str:
     return s.split('/')[-1] or s
 
 # %% ../nbs/lib_28_tables.ipynb #477d755e
-PHASE_SUFFIX = {'untrained': '', 'sft': ' SFT', 'grpo': ' SFT→GRPO'}
 RECORD_FIELDS = ('method', 'split', 'base_model', 'phase')
 
 def load_runs(cfg, verbose: bool = True, folder: str = 'eval', committed: bool = False,
@@ -200,9 +198,8 @@ def load_runs(cfg, verbose: bool = True, folder: str = 'eval', committed: bool =
             if missing := [k for k in RECORD_FIELDS if not r.get(k)]:
                 raise FigureError(f'{_rel(f)}, line {i}: record without {missing} (rerun the stage that wrote it)')
             ph, init, base = r['phase'], r.get('init'), r['base_model']
-            suffix = ' Base→GRPO' if ph == 'grpo' and init == 'base' else PHASE_SUFFIX[ph]
             # a roster system is shown by its paper name
-            name = r['model'] if r.get('system') else short_model(base) + suffix
+            name = r['model'] if r.get('system') else short_model(base) + record_arm(ph, init).suffix
             rows.append(r | dict(run=run, system=name, params_b=params_b(base)))
     df = pd.DataFrame(rows)
     for c, v in [('aug_type', None), ('distractor_values', None), ('flagged', None), ('n_nodes', None),
@@ -236,7 +233,7 @@ def example_records() -> pd.DataFrame:
     for c, v in [('aug_type', None), ('distractor_values', None), ('flagged', None), ('n_nodes', None), ('executed', None), ('calls', 1), ('init', None)]:
         if c not in df: df[c] = v
     df['family'] = [family_key(m, p) for m, p in zip(df['method'], df['phase'])]
-    df['system'] = ['toy-1b' + PHASE_SUFFIX[p] for p in df['phase']]
+    df['system'] = ['toy-1b' + record_arm(p).suffix for p in df['phase']]
     df['params_b'] = 1.0
     parts = df['split'].map(split_parts)
     df['dataset'], df['lang'], df['kind'] = [p[0] for p in parts], [p[1] for p in parts], [p[2] for p in parts]
@@ -370,7 +367,7 @@ def table8_from_records(recs: pd.DataFrame, lang: str, dataset: str = 'msvamp') 
     d = recs[(recs['method'] == 'dagger') & (recs['split'] == split_name(dataset, lang))]
     if 'n_nodes' not in d or not d['n_nodes'].notna().any(): raise FigureError(f'no parsed DAGGER graphs on {split_name(dataset, lang)}')
     inits = d['init'] if 'init' in d else [None] * len(d)
-    arm = pd.Series([f'{p}_base' if p == 'grpo' and i == 'base' else p for p, i in zip(d['phase'], inits)], index=d.index)
+    arm = pd.Series([record_arm(p, i).name for p, i in zip(d['phase'], inits)], index=d.index)
     rows = [dict(phase=p, **_phase_nodes(d[arm == p]), systems=', '.join(sorted(set(d[arm == p]['system']))))
             for p in EVAL_PHASES if p in set(arm)]
     t = pd.DataFrame(rows).rename(columns={'outputs': 'n'})

@@ -5,6 +5,7 @@ from hypothesis import given, settings, strategies as st, HealthCheck
 from dagger import grpo as R
 from dagger import graph as G
 from dagger.config import ConfigError, load_profile
+from dagger.arms import stage_arm
 
 TOTALS = {0.0, 0.5, 1.0, 2.0}
 TRL_KW = dict(prompts=None, completion_ids=None, trainer_state=None, log_extra=lambda *a, **k: None, id=None)
@@ -212,7 +213,7 @@ def test_profiles_and_arms():
         c = load_profile(name)
         assert c.grpo.recipe == recipe and c.grpo.init == 'sft' and R.grpo_dir(c) == c.results/'grpo'
     b = load_profile('cpu', grpo__init='base')
-    assert R.grpo_dir(b) == b.results/'grpo_base' and R.init_model(b) == b.model and R.phase_label(b) == 'Base→GRPO'
+    assert R.grpo_dir(b) == b.results/'grpo_base' and R.init_model(b) == b.model and stage_arm(b, 'grpo').label == 'Base→GRPO'
     with pytest.raises(ConfigError, match="grpo.init = 'scratch'"):
         load_profile('cpu', grpo__init='scratch')
 

@@ -222,9 +222,9 @@ def test_training_passes_cover_every_trained_roster_system(tmp_path):
     paper = load_profile('paper')
     passes = {label: (names, o) for label, names, o in P.training_passes(paper)}
     assert passes['gemma-3-4b-it'] == (['dataset', 'teacher', 'sft', 'grpo'], {'model': 'google/gemma-3-4b-it'})
-    assert passes['gemma-3-4b-it-sft-noannot'][1] == {'model': 'google/gemma-3-4b-it', 'sft.annotations': False}
-    assert passes['gemma-3-12b-it-sft-noannot'][1] == {'model': 'google/gemma-3-12b-it', 'sft.annotations': False}
-    assert {o['model'] for label, (_, o) in passes.items() if label.endswith('base-grpo')} == {'google/gemma-3-4b-it', 'google/gemma-3-12b-it'}
+    assert passes['gemma-3-4b-it-sft_noannot'][1] == {'model': 'google/gemma-3-4b-it', 'sft.annotations': False}
+    assert passes['gemma-3-12b-it-sft_noannot'][1] == {'model': 'google/gemma-3-12b-it', 'sft.annotations': False}
+    assert {o['model'] for label, (_, o) in passes.items() if label.endswith('-grpo_base')} == {'google/gemma-3-4b-it', 'google/gemma-3-12b-it'}
     jobs = P._jobs('paper', P.stages(), {}, tmp_path, True)
     order = [(P.stage_name(nb), f.name) for nb, _, f in jobs]
     assert order.index(('grpo', tmp_path.name)) < order.index(('sft', 'gemma-3-4b-it')) < order.index(('evaluation', tmp_path.name))

@@ -50,7 +50,7 @@ def test_plan_trains_and_evaluates_both_gemma_sizes_for_tables_3_and_6(plan):
     for size in ('4b', '12b'):
         model = f'google/gemma-3-{size}-it'
         train = plan[(plan['kind'] == 'train') & (plan['model'] == model)]
-        assert sorted(train['method']) == ['grpo', 'grpo_base', 'sft', 'sft'] and (train['gpu_hours'] > 0).all() and (train['peak_gb'] > 0).all()
+        assert sorted(train['method']) == ['grpo', 'grpo_base', 'sft', 'sft_noannot'] and (train['gpu_hours'] > 0).all() and (train['peak_gb'] > 0).all()
         ev = plan[(plan['kind'] == 'eval') & (plan['model'] == model)]
         assert len(ev[ev['tables'].str.contains('table3')]) == 4 and len(ev[ev['tables'].str.contains('table6')]) == 8
 
