@@ -1068,10 +1068,12 @@ d = { 'settings': { 'branch': 'main',
                                                                            'dagger/teacher.py'),
                                 'dagger.teacher.msvamp_training_half': ('stage_3_teacher.html#msvamp_training_half', 'dagger/teacher.py'),
                                 'dagger.teacher.norm_question': ('stage_3_teacher.html#norm_question', 'dagger/teacher.py'),
+                                'dagger.teacher.order_fields': ('stage_3_teacher.html#order_fields', 'dagger/teacher.py'),
                                 'dagger.teacher.output_origins': ('stage_3_teacher.html#output_origins', 'dagger/teacher.py'),
                                 'dagger.teacher.run_teacher': ('stage_3_teacher.html#run_teacher', 'dagger/teacher.py'),
                                 'dagger.teacher.sft_row': ('stage_3_teacher.html#sft_row', 'dagger/teacher.py'),
                                 'dagger.teacher.teacher_outputs': ('stage_3_teacher.html#teacher_outputs', 'dagger/teacher.py'),
                                 'dagger.teacher.training_problems': ('stage_3_teacher.html#training_problems', 'dagger/teacher.py'),
                                 'dagger.teacher.verify_output': ('stage_3_teacher.html#verify_output', 'dagger/teacher.py'),
-                                'dagger.teacher.without_annotations': ('stage_3_teacher.html#without_annotations', 'dagger/teacher.py')}}}
+                                'dagger.teacher.without_annotations': ('stage_3_teacher.html#without_annotations', 'dagger/teacher.py'),
+                                'dagger.teacher.writes_label_first': ('stage_3_teacher.html#writes_label_first', 'dagger/teacher.py')}}}

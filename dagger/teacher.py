@@ -14,10 +14,11 @@ from .data import (load_split, evaluable, DataError, msvamp_half, sample, load_t
 from . import layout
 
 # %% auto #0
-__all__ = ['STATUSES', 'OVERLAP_SPLITS', 'Verdict', 'verify_output', 'gold_teacher', 'model_teacher', 'distill', 'sft_row',
-           'grpo_row', 'without_annotations', 'messages', 'OverlapError', 'norm_question', 'eval_index',
-           'check_overlap', 'hub_graph_text', 'msvamp_training_half', 'msvamp_train_questions', 'training_problems',
-           'output_origins', 'teacher_outputs', 'gold_coverage_summary', 'run_teacher', 'load_sets']
+__all__ = ['STATUSES', 'FIELD_ORDER', 'LABEL_FIRST', 'OVERLAP_SPLITS', 'Verdict', 'verify_output', 'gold_teacher',
+           'model_teacher', 'distill', 'sft_row', 'grpo_row', 'without_annotations', 'messages', 'order_fields',
+           'writes_label_first', 'OverlapError', 'norm_question', 'eval_index', 'check_overlap', 'hub_graph_text',
+           'msvamp_training_half', 'msvamp_train_questions', 'training_problems', 'output_origins', 'teacher_outputs',
+           'gold_coverage_summary', 'run_teacher', 'load_sets']
 
 # %% ../nbs/stage_3_teacher.ipynb #62af1673
 STATUSES = ('kept', 'wrong', 'unparseable', 'failed_execution', 'no_output')
@@ -96,13 +97,28 @@ def grpo_row(p, prompt=None) -> dict:
 def without_annotations(row: dict, prompt) -> dict:
     ("An SFT row for the annotation ablation: the target graph without `distractor` fields, the prompt rebuilt with "
      "`prompt`.")
-    g = G.parse(row['completion'][0]['content'], strict=True)
-    return row | dict(prompt=prompt(row['question'], row['lang']),
-                      completion=[dict(role='assistant', content=G.format_graph(strip_distractor(g.to_obj())))])
+    text = row['completion'][0]['content']
+    obj = strip_distractor(G.parse(text, strict=True).to_obj())
+    obj = order_fields(obj) if writes_label_first(text) else obj
+    return row | dict(prompt=prompt(row['question'], row['lang']), completion=[dict(role='assistant', content=G.format_graph(obj))])
 
 def messages(row: dict) -> list[dict]:
     "An SFT row as one conversation: the user turn, then the assistant turn."
     return list(row['prompt']) + list(row['completion'])
+
+# %% ../nbs/stage_3_teacher.ipynb #bb1d3991
+FIELD_ORDER = ('id', 'op', 'val', 'args', 'distractor', 'label')   # the canonical graph's (`dagger.graph.format_graph`)
+LABEL_FIRST = ('id', 'op', 'label', 'val', 'args', 'distractor')
+
+def order_fields(obj: dict, label_first: bool = True) -> dict:
+    "Graph object `obj` with each node's fields in `LABEL_FIRST` order (`FIELD_ORDER` when not `label_first`)."
+    order = LABEL_FIRST if label_first else FIELD_ORDER
+    return {**obj, 'nodes': [{k: n[k] for k in order if k in n} for n in obj['nodes']]}
+
+def writes_label_first(text: str) -> bool:
+    "Whether fenced graph `text` writes a node's label before its value or args."
+    at = [i for i in (text.find('"val"'), text.find('"args"')) if i >= 0]
+    return 0 <= text.find('"label"') < min(at, default=-1)
 
 # %% ../nbs/stage_3_teacher.ipynb #09dc131d
 class OverlapError(ValueError):
@@ -232,7 +248,8 @@ def run_teacher(cfg: Profile, backend=None, out=None, progress: bool = True) -> 
                                  kept=sum(x == o and r['verdict'].status == 'kept' for x, r in zip(origins, rows)))
                          for o in dict.fromkeys(origins)}
     student = student_prompt(cfg, annotations=True)
-    kept = [sft_row(r['problem'], r['verdict'].text, r['verdict'], student) for r in rows
+    target = lambda v: G.format_graph(order_fields(G.parse(v.text).to_obj())) if cfg.sft.label_first else v.text
+    kept = [sft_row(r['problem'], target(r['verdict']), r['verdict'], student) for r in rows
             if r['verdict'].status == 'kept']
     val_ids = {p.id for p in sft['sft_val']}
     sets = dict(sft_train=[r for r in kept if r['id'] not in val_ids], sft_val=[r for r in kept if r['id'] in val_ids],

@@ -104,3 +104,20 @@ def test_the_study_trains_on_the_training_half():
     "cpu-study's SFT set does draw on MSVAMP's training half, so the test above checks a real overlap risk."
     sets = training_problems(load_profile('cpu-study'))
     assert sum(D.msvamp_half(p) == 'train' for p in sets['sft_train']) >= 100
+
+
+def test_training_targets_in_the_paper_form_and_label_first(tmp_path):
+    "The teacher stage writes the paper's graphs as SFT targets; sft.label_first puts each label before its value."
+    from dagger import graph as G, teacher as T
+    from dagger.config import read_jsonl
+    from dagger.prompts import student_prompt
+    cfg = load_profile('cpu', teacher__n_sft=2, teacher__n_val=1, teacher__n_grpo=1, msvamp_holdout=True,
+                       teacher__msvamp_split='msvamp_bn', teacher__n_msvamp=4, sft__label_first=True)
+    T.run_teacher(cfg, out=tmp_path, progress=False)
+    rows = read_jsonl(tmp_path/'sft_train.jsonl')
+    bn = [r for r in rows if r['lang'] == 'bn']
+    assert len(bn) == 4 and all(T.writes_label_first(r['completion'][0]['content']) for r in rows)
+    assert all(G.reward(r['completion'], r['answer']) == 2.0 for r in rows)
+    assert all(G.parse(r['completion'][0]['content']).to_obj()['nodes'][-1]['label'] == 'চূড়ান্ত উত্তর' for r in bn)
+    bare = T.without_annotations(bn[0], student_prompt(shots=0, annotations=False))
+    assert T.writes_label_first(bare['completion'][0]['content']) and 'distractor' not in bare['completion'][0]['content']
