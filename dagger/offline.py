@@ -91,6 +91,11 @@ def _all_mentions(text: str, sent_of, lang: str) -> tuple[list[Mention], list[tu
 _JOIN = {'bn': {nfc(w) for w in ('এবং', 'ও', 'আর', 'বা', 'কিংবা', 'অথবা', 'থেকে', 'চেয়ে', 'এর', 'করে', 'প্রতি')},
          'en': {'and', 'or', 'but', 'than', 'to', 'from', 'with', 'for', 'in', 'on', 'at', 'each', 'per', 'a', 'the'}}
 
+# after an English noun, "of", another noun or a plural-looking word ("lego sets", "bird families") makes it
+# part of a longer phrase; these words end in -s and are not nouns
+_EN_VERBS = {'does', 'is', 'has', 'was', 'goes', 'makes', 'needs', 'gets', 'takes', 'this', 'plus', 'us', 'its', 'his',
+             'hers', 'theirs', 'as', 'across', 'less', 'unless', 'sells', 'buys', 'uses', 'gives', 'keeps', 'remains'}
+
 def compound_heads(text: str, lang: str) -> frozenset:
     ("Lexicon nouns (their words) that open a longer phrase somewhere in `text`: followed by 'of', or by another noun "
      "with at most one word between and nothing but spaces around it.")
@@ -104,8 +109,19 @@ def compound_heads(text: str, lang: str) -> frozenset:
             if lang == 'en' and w == 'of' and k == i + hit[1]: out.add(hit[0].word); break
             if w in _JOIN[lang] or re.match(r'[\d০-৯]', w): break
             nxt = lookup_noun(words, k, lang)
-            if nxt and (lang == 'en' or _bare(w, nxt[0])): out.add(hit[0].word); break
+            if nxt and (lang == 'en' or _bare(w, nxt[0])) or k == i + hit[1] and _tail(w, lang):
+                out.add(hit[0].word); break
     return frozenset(out)
+
+# words that, right after a noun, make it a modifier: "lego sets", "chocolate bars", "চকলেট বার" (chocolate bars)
+_TAILS = {'bn': {nfc(w) for w in ('সেট', 'বার', 'প্যাক', 'প্যাকেট', 'বক্স', 'টুকরো', 'বাটি', 'কাপ', 'চিপ', 'ক্রোয়াসাঁ')},
+          'en': set()}
+
+def _tail(w: str, lang: str) -> bool:
+    ("Whether `w` (lower-cased) turns the noun before it into a modifier: a listed Bangla word, or in English a "
+     "plural-looking word that is not a known noun or verb.")
+    if lang == 'bn': return w in _TAILS['bn']
+    return w.endswith('s') and len(w) > 3 and w not in _EN_VERBS and w not in _JOIN['en'] and not lexicon('en').get(w)
 
 def _bare(tok: str, n: Noun) -> bool:
     "Whether a Bangla noun stands bare or plural, as the second word of a compound does (not কেকের, 'than cakes')."
@@ -146,11 +162,6 @@ def money_key(style: str) -> str:
     return {'$': 'usd', 'ডলার': 'usd', 'টাকা': 'bdt', 'সেন্ট': 'cent', 'cents': 'cent'}[style]
 
 # %% ../nbs/lib_25_offline.ipynb #d37ba609
-# after the asked-for English noun, "of", another noun or a plural-looking word ("lego sets", "bird families") makes it
-# part of a longer phrase; these words end in -s and are not nouns
-_EN_VERBS = {'does', 'is', 'has', 'was', 'goes', 'makes', 'needs', 'gets', 'takes', 'this', 'plus', 'us', 'its', 'his',
-             'hers', 'theirs', 'as', 'across', 'less', 'unless', 'sells', 'buys', 'uses', 'gives', 'keeps', 'remains'}
-
 def _asked_noun_or_unit(qsent: str, lang: str, money: str) -> Target | None:
     "The noun or unit right after the question word."
     m = _ASK[lang].search(nfc(qsent) if lang == 'bn' else qsent)
@@ -441,10 +452,10 @@ def _count_seed(t: Template, n: Noun, r: Reading) -> dict | None:
     lo, hi = row.lo, row.hi
     if t.measure == 'count':
         lo, hi = count_range(row, count_anchor(n, r))
-    if t.measure == 'count_part':    # part of the problem's own count of the noun ("at first N seemed lost")
+    if t.measure in ('count_part', 'colours'):   # part of the problem's own count ("N seemed lost", "N colours")
         own = [m.value for m in r.mentions if m.noun == n and m.value]
         if not own or min(own) - 1 < lo: return None
-        hi = int(min(own)) - 1
+        hi = min(hi, int(min(own)) - 1)
     return dict(cls=n.cls, unit='' if row.unit == '*' else row.unit, lo=lo, hi=hi, step=row.step)
 
 def _measure_seed(t: Template, key: str, r: Reading) -> dict | None:
@@ -452,6 +463,10 @@ def _measure_seed(t: Template, key: str, r: Reading) -> dict | None:
     return dict(cls=t.classes[0], unit=key, lo=row.lo, hi=row.hi, step=row.step) if row else None
 
 # %% ../nbs/lib_25_offline.ipynb #f25dd79d
+def _asked_places(r: Reading) -> set:
+    "The places the question names (\"how many people are in that school?\"): another one would compete with them."
+    return {m.noun for m in r.mentions if m.noun.cls == 'place' and m.sentence == r.q}
+
 def _together(r: Reading, n: Noun, place: Noun) -> bool:
     "Whether the problem names `place` in a sentence that counts `n` (the place holds those items in the story)."
     at = {m.sentence for m in r.mentions if m.noun == n}
@@ -477,7 +492,7 @@ def candidates(r: Reading, ty: str) -> list[tuple[Template, dict]]:
         for t in ts:
             if r.total and not t.total_ok: continue
             if target and target.noun and fits(t, target.noun):
-                near = [p for p in places if _together(r, target.noun, p)]
+                near = [p for p in places if _together(r, target.noun, p) and p not in _asked_places(r)]
                 for p in (near if '{place' in t.text else [None]): add_noun(t, target.noun, p)
             if target and target.unit and target.unit.dim in t.classes and target.unit.dim in RED_UNIT_DIMS:
                 seed = _measure_seed(t, target.unit.key, r)
@@ -496,6 +511,12 @@ def candidates(r: Reading, ty: str) -> list[tuple[Template, dict]]:
     return out
 
 # %% ../nbs/lib_25_offline.ipynb #aab2fa0b
+def _last_mention(seed: dict, r: Reading) -> int:
+    ("The last sentence before the question that names the slot's noun or place: a RED about another holder goes after "
+     "it, so that no later \"the school\" or \"the students\" can mean the new one.")
+    words = {seed['item'], seed['place']} - {''}
+    return max((m.sentence for m in r.mentions if m.noun.word in words and m.sentence < r.q), default=0)
+
 def _anchor_sentence(seed: dict, r: Reading) -> int:
     "The sentence that names the slot's noun, place or unit (0 if none does)."
     word = seed['item'] or seed['place']
@@ -524,7 +545,8 @@ def _layout(r: Reading, plan: list[tuple[str, int, str]]) -> tuple[list[str], li
     return out, flags
 
 # %% ../nbs/lib_25_offline.ipynb #39c30226
-def _place(r: Reading, plan: list, sentence: str, person: str, prefer: int, rng: random.Random) -> int | None:
+def _place(r: Reading, plan: list, sentence: str, person: str, prefer: int, rng: random.Random,
+           least: int = 0) -> int | None:
     ("Where the new sentence goes: a new person first, in a problem without pronouns; anything else after the "
      "sentence naming its noun if it can, else at the start; never after the question.")
     if person in ('m', 'f'): options = [] if r.pronoun else [0]
@@ -535,6 +557,7 @@ def _place(r: Reading, plan: list, sentence: str, person: str, prefer: int, rng:
         options = ([prefer] if 1 <= prefer < r.q else []) + rest
         taken = {at for _, at, _ in plan}
         options = options[:1] + [k for k in options[1:] if k not in taken] + [k for k in options[1:] if k in taken] + [0]
+        options = [k for k in options if k >= least]
     for k in options:
         if pronoun_safe(*_layout(r, plan + [(sentence, k, person)]), r.lang): return k
     return None
@@ -560,6 +583,8 @@ def offline_sentences(r: Reading, types: list[str], rng: random.Random, forbidde
     for ty in types:
         cands = [(t, seed) for t, seed in candidates(r, ty) if t.id not in used_t]
         rng.shuffle(cands)
+        if ty == 'NEED':   # one unrealised plan per item: "28 more pens were to be brought … 18 more to be bought" clash
+            cands = [c for c in cands if not c[1]['item'] or c[1]['item'] not in used_items]
         cands.sort(key=lambda c: (c[1]['item'] or c[1]['place']) in used_items and ty != 'RED')
         reason = 'frames'
         for t, seed in cands:
@@ -575,7 +600,8 @@ def offline_sentences(r: Reading, types: list[str], rng: random.Random, forbidde
             sentence = render(slot, r)
             flag = gender or ('h' if ty == 'RED' else '')
             prefer = r.q - 1 if ty == 'NEED' else min(_anchor_sentence(seed, r), r.q - 1)   # NEED: once the story is told
-            k = _place(r, plan, sentence, flag, prefer, rng)
+            least = _last_mention(seed, r) if flag == 'h' else 0
+            k = _place(r, plan, sentence, flag, max(prefer, least), rng, least)
             if k is None:
                 reason = 'pronoun'
                 continue
