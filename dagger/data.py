@@ -40,6 +40,7 @@ META_KEYS = {   # what a record's `meta` may hold, by where it comes from
     'gold_failure': 'why no gold graph could be verified for this problem',
     'gold_format': "the form of the gold graph: 'paper' (short labels in the problem's language) or 'spans'",
     'original_id': 'DistractMath and dose records: the id of the problem they augment',
+    'source_flags': "DistractMath and dose records: the benchmark audit's flags on their original (data/audit)",
     'hub_row': 'a training row from the hub, whole',
     'row_index': 'DistractMath: the index of the original in its source split',
     'justification': "DistractMath: the verifier's reason the answer is unchanged",
@@ -210,8 +211,8 @@ def add_gold(records: list, root: Path | None = None, form: str = 'paper') -> di
     for p in records:
         try:
             g = _convert(p, root)
-            if form == 'paper': g = paper_graph(g, p.question, p.lang)
             verify_graph(g, p.answer)
+            if form == 'paper': g = paper_graph(g, p.question, p.lang); verify_graph(g, p.answer)
             p.gold_graph = g
             p.meta['gold_format'] = form
             p.meta.pop('gold_failure', None)
@@ -285,9 +286,13 @@ def benchmark_flags(cfg: Profile | None = None) -> dict[str, tuple[str, ...]]:
     return out
 
 def _unflagged(recs, cfg: Profile | None, clean: bool = True) -> list:
-    "`recs` without the flagged problems when `clean` (a +D or dose record goes with its original)."
-    flags = benchmark_flags(cfg) if clean else {}
-    return [p for p in recs if p.id not in flags and p.meta.get('original_id') not in flags]
+    ("`recs` without the flagged problems when `clean` (a +D or dose record goes with its original); a +D or dose "
+     "record carries its original's flags in `meta['source_flags']` when the audit file is there.")
+    has = clean or (data_root(cfg)/'audit'/'flags.csv').exists()
+    flags = benchmark_flags(cfg) if has else {}
+    tag = lambda p: (dataclasses.replace(p, meta={**p.meta, 'source_flags': flags.get(p.meta['original_id'], ())})
+                     if has and 'original_id' in p.meta else p)
+    return [tag(p) for p in recs if not clean or p.id not in flags and p.meta.get('original_id') not in flags]
 
 # %% ../nbs/lib_17_data.ipynb #c453f475
 def to_frame(records: list):

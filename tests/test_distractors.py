@@ -454,3 +454,14 @@ def test_review_matches_the_committed_build():
         assert all(r[c] in ('0', '1') for r in rows for c in D.REVIEW_COLS)
         assert all(r['note'] for r in rows if '0' in (r[c] for c in D.REVIEW_COLS)) and all(r['gloss'] for r in rows)
         assert {(r['source'], r['type']) for r in sample} == {(s, t) for s in ('mgsm', 'msvamp') for t in D.AUG_TYPES}
+
+def test_distract_records_carry_their_originals_flags():
+    "A +D record built on a problem the benchmark audit flags carries the flag; clean loading drops it."
+    from dagger.data import load_distractmath, benchmark_flags
+    flags = benchmark_flags()
+    recs = load_distractmath('msvamp', 'bn', source='local', gold=False)
+    flagged = [p for p in recs if p.meta['source_flags']]
+    assert flagged and all(tuple(p.meta['source_flags']) == flags[p.meta['original_id']] for p in flagged)
+    assert all(p.meta['original_id'] not in flags for p in recs if not p.meta['source_flags'])
+    clean = load_distractmath('msvamp', 'bn', source='local', gold=False, clean=True)
+    assert len(clean) == len(recs) - len(flagged) and not any(p.meta['source_flags'] for p in clean)
