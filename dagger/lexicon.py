@@ -114,7 +114,7 @@ CLASSES = {'person': ('young', 'adult'), 'animal': ('tiny', 'small', 'medium', '
            'object': ('micro', 'tiny', 'small', 'medium', 'large'),
            'food': ('micro', 'tiny', 'small', 'medium', 'large'),
            'plant': ('small', 'large'), 'task': ('quick', 'normal', 'long'), 'place': ('',)}
-TAGS = {'lend', 'far', 'ambig', 'produce', 'free', 'visit', 'farm', 'mixed', 'container', 'group', 'pupil', 'camp', 'baby', 'notime'}
+TAGS = {'lend', 'far', 'ambig', 'produce', 'free', 'visit', 'farm', 'mixed', 'container', 'group', 'pupil', 'camp', 'baby', 'notime', 'colour'}
 
 @dataclass(frozen=True)
 class Noun:

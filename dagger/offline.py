@@ -600,7 +600,7 @@ def offline_sentences(r: Reading, types: list[str], rng: random.Random, forbidde
             sentence = render(slot, r)
             flag = gender or ('h' if ty == 'RED' else '')
             prefer = r.q - 1 if ty == 'NEED' else min(_anchor_sentence(seed, r), r.q - 1)   # NEED: once the story is told
-            least = _last_mention(seed, r) if flag == 'h' else 0
+            least = _last_mention(seed, r) if flag == 'h' else _anchor_sentence(seed, r) if ty == 'OAD' else 0
             k = _place(r, plan, sentence, flag, max(prefer, least), rng, least)
             if k is None:
                 reason = 'pronoun'
