@@ -2,23 +2,25 @@
 
 # %% ../nbs/lib_26_any_model.ipynb #ae000004
 from __future__ import annotations
-import hashlib, json, os, sys
+import hashlib, json, os, re, shutil, sys
 from pathlib import Path
 import pandas as pd
-from .config import load_profile, write_jsonl, write_json, atomic_write_text, run_info
+from .config import ConfigError, load_profile, write_jsonl, write_json, atomic_write_text, run_info
+from .pipeline import OneLineParser, count
 from .data import SPLITS as SPLIT_NAMES, sample
 from .eval import load_splits, original_split, evaluate, summarize, weighted, METHODS, PROMPTS
 from .llm import EMBEDDED, BackendError, get_backend
 from .stats import delta_ci, is_smoke, wilson
 
 # %% auto #0
-__all__ = ['SPLITS', 'KINDS', 'SAMPLE_KEYS', 'EvalError', 'parse_spec', 'check_server', 'make_backend', 'load_benchmark',
-           'prompt_hash', 'sample_rows', 'check_replies', 'type_deltas', 'report_tables', 'write_report',
-           'plot_robustness', 'run', 'tasks_path', 'main']
+__all__ = ['SPLITS', 'KINDS', 'HUB_ID', 'SAMPLE_KEYS', 'EvalError', 'parse_spec', 'check_server', 'make_backend',
+           'load_benchmark', 'prompt_hash', 'sample_rows', 'check_replies', 'type_deltas', 'report_tables',
+           'write_report', 'plot_robustness', 'open_backend', 'run', 'tasks_path', 'main']
 
 # %% ../nbs/lib_26_any_model.ipynb #ae000007
 SPLITS = ('mgsm_bn', 'msvamp_bn', 'mgsm_bn_distract', 'msvamp_bn_distract')
 KINDS = {'embedded': 'transformers', 'hf': 'transformers', 'vllm': 'vllm', 'openai': 'openai'}
+HUB_ID = re.compile(r'[A-Za-z0-9][\w.-]*(/[\w.-]+)?')
 
 class EvalError(RuntimeError):
     "A problem `dagger-eval` reports in one line (what to fix) before exiting non-zero."
@@ -31,6 +33,10 @@ def parse_spec(spec: str) -> tuple[str, str]:
     if kind == 'embedded':
         if spec not in EMBEDDED: raise EvalError(f'--model {spec!r}: the embedded models are {", ".join(sorted(EMBEDDED))}')
         return KINDS[kind], spec
+    if kind != 'openai' and name.startswith(('/', '.', '~')) and not Path(name).expanduser().is_dir():
+        raise EvalError(f'--model {spec!r}: no folder {name}')
+    if kind != 'openai' and not Path(name).expanduser().is_dir() and not HUB_ID.fullmatch(name):
+        raise EvalError(f'--model {spec!r}: neither a folder nor a hub id (owner/name)')
     return KINDS[kind], name
 
 # %% ../nbs/lib_26_any_model.ipynb #ae000010
@@ -63,7 +69,7 @@ def load_benchmark(splits, n: int, cfg) -> dict:
     """{split: (problems, split size)}: a seeded sample of `n` per split (all when 0), a +D split's drawn from the +D versions
     of its original split's sample (so Δ is paired); an `EvalError` naming a split that is not there."""
     bad = [s for s in splits if s not in SPLIT_NAMES]
-    if bad: raise EvalError(f'unknown split {bad[0]!r}: have {", ".join(SPLIT_NAMES)}')
+    if bad: raise EvalError(f'--splits: unknown split {bad[0]!r}: have {", ".join(SPLIT_NAMES)}')
     out = load_splits(list(splits), seed=cfg.seed, cfg=cfg, verbose=False)
     if missing := [s for s in splits if s not in out]:
         raise EvalError(f'split {missing[0]} is not built here: run `dagger-reproduce --only stage_1_distractors` (or '
@@ -170,6 +176,19 @@ def plot_robustness(tables: dict, path: Path, model: str):
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
+# %% ../nbs/lib_26_any_model.ipynb #f380b9c5
+def open_backend(spec: str, out: Path, base_url: str = '', api_key_env: str = 'OPENAI_API_KEY', batch_size: int = 8):
+    "The backend of `spec` with its cache in `out`; when it cannot be made, `out` is left as it was (removed if made here)."
+    made = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    try: return make_backend(spec, out/'completions.sqlite', base_url, api_key_env, batch_size)
+    except Exception as e:
+        if made: shutil.rmtree(out, ignore_errors=True)
+        if isinstance(e, EvalError): raise
+        if isinstance(e, (OSError, ValueError, BackendError)):
+            raise EvalError(f"--model {spec!r}: cannot load it: {' '.join(str(e).split())[:240]}") from None
+        raise
+
 # %% ../nbs/lib_26_any_model.ipynb #ae000019
 def run(spec: str, splits=SPLITS, methods=('cot', 'dagger'), n: int = 250, out: str | Path = 'dagger-eval',
         base_url: str = '',
@@ -177,15 +196,19 @@ def run(spec: str, splits=SPLITS, methods=('cot', 'dagger'), n: int = 250, out: 
         progress: bool = True) -> dict:
     ("Evaluate the model of `spec` on DistractMath-BN and write report.md, report.json, samples.jsonl and "
      "robustness.png to `out`.")
-    if bad := [m for m in methods
-               if m not in METHODS]: raise EvalError(f'unknown method {bad[0]!r}: have {", ".join(METHODS)}')
+    if bad := [m for m in methods if m not in METHODS]:
+        raise EvalError(f'--methods: unknown method {bad[0]!r}: have {", ".join(METHODS)}')
+    for arg, v in (('--n', n), ('--max-new-tokens', max_new_tokens)):
+        if v < 0: raise EvalError(f'{arg}: must be at least 0, got {v}')
+    parse_spec(spec)
     out = Path(out)
+    if out.exists() and not out.is_dir(): raise EvalError(f'--out: {out} is a file, not a folder')
     if (out/'completions.sqlite').exists() and not resume:
-        raise EvalError(f'{out} holds an earlier run: pass --resume to continue it, or another --out')
-    cfg = load_profile(profile)
+        raise EvalError(f'--out: {out} holds an earlier run: pass --resume to continue it, or another --out')
+    try: cfg = load_profile(profile)
+    except ConfigError as e: raise EvalError(f"--profile: {' '.join(str(e).split())}") from None
     bench = load_benchmark(splits, n, cfg)
-    out.mkdir(parents=True, exist_ok=True)
-    backend = make_backend(spec, out/'completions.sqlite', base_url, api_key_env, cfg.batch_size)
+    backend = open_backend(spec, out, base_url, api_key_env, cfg.batch_size)
     records = []
     for m in methods:
         records += evaluate(backend, [m], bench, cap=max_new_tokens, model=spec, progress=progress)
@@ -208,17 +231,16 @@ def tasks_path() -> Path:
 # %% ../nbs/lib_26_any_model.ipynb #45b7dc3a
 def main(argv=None) -> int:
     "`dagger-eval`: DistractMath-BN for any model, from the command line."
-    import argparse
-    ap = argparse.ArgumentParser(prog='dagger-eval',
+    ap = OneLineParser(prog='dagger-eval',
             description='Evaluate any model on DistractMath-BN (accuracy, Δ under distractors, tokens).')
     ap.add_argument('--model', help='embedded:NAME, hf:PATH_OR_ID, vllm:PATH_OR_ID or openai:MODEL')
     ap.add_argument('--splits', default=','.join(SPLITS))
     ap.add_argument('--methods', default='cot,dagger')
-    ap.add_argument('--n', type=int, default=250, help='problems per split (a seeded sample; 0 = all)')
+    ap.add_argument('--n', type=count(0), default=250, help='problems per split (a seeded sample; 0 = all)')
     ap.add_argument('--out', default='dagger-eval')
     ap.add_argument('--base-url', default='')
     ap.add_argument('--api-key-env', default='OPENAI_API_KEY')
-    ap.add_argument('--max-new-tokens', type=int, default=0)
+    ap.add_argument('--max-new-tokens', type=count(0), default=0, help='cap on new tokens (0 = the paper\'s budgets)')
     ap.add_argument('--resume', action='store_true')
     ap.add_argument('--profile', default='cpu', help='where the splits come from (settings.ini)')
     ap.add_argument('--tasks-path', action='store_true', help="print the lm-eval task folder and exit")
@@ -232,7 +254,7 @@ def main(argv=None) -> int:
     except EvalError as e:
         print(f'dagger-eval: error: {e}', file=sys.stderr)
         return 2
-    # a backend's own error (a crashed server, a model that will not load): one line
+    # a backend's own error after the model loaded (a crashed server): one line, the finished completions kept
     except Exception as e:
         if not isinstance(e, (BackendError, OSError)): raise
         print(f'dagger-eval: error: {type(e).__name__}: {str(e)[:300]} (finished completions are kept in '

@@ -61,7 +61,7 @@ class SFTSettings:
     n_train: int = 0               # examples used, of those that fit the recipe's max length; 0 = all that fit
     select: str = 'first'          # which fitting examples: 'first' (the teacher's order),
                                    # 'shuffled' (seeded), 'shortest', 'balanced'
-    annotations: bool = True       # train with the `distractor` field (False: Table 3's arm, in sft_noannot/)
+    annotations: bool = True       # train with the `distractor` field (False: Table 3's arm, dagger.arms)
     student_shots: int = 1         # worked examples in the student's graph prompt (0 or 1)
     student_prompt: str = 'full'   # the student's prompt: 'full' (the graph instructions) or 'brief' (one sentence)
     eval_split: str = 'msvamp_bn'  # held-out split of the before/after evaluation

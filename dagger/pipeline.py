@@ -18,9 +18,9 @@ from .standins import build_standin
 __all__ = ['STAGE_RE', 'SKIPPED_DEMO', 'PAPERMILL_TAGS', 'STAGING_DIR', 'KERNEL_ENV', 'LEDGER', 'DRY_RUN_MODELS',
            'DRY_RUN_FALLBACK', 'DRY_RUN_BACKENDS', 'FLOW', 'has_parameters', 'stage_number', 'stage_name', 'stages',
            'select', 'StageError', 'is_demo', 'without_demos', 'source_cell', 'staging_dir', 'kernel_env',
-           'training_passes', 'settings_key', 'read_ledger', 'reproduce', 'parse_overrides', 'stage_list', 'main',
-           'stand_in', 'dry_run_overrides', 'dry_run_roster', 'serve', 'roster_rows', 'dry_run', 'read_flow',
-           'record_flow']
+           'training_passes', 'settings_key', 'read_ledger', 'reproduce', 'parse_overrides', 'stage_list', 'UsageError',
+           'OneLineParser', 'count', 'checked_overrides', 'main', 'stand_in', 'dry_run_overrides', 'dry_run_roster',
+           'serve', 'roster_rows', 'dry_run', 'read_flow', 'record_flow']
 
 # %% ../nbs/lib_22_pipeline.ipynb #74dfe161
 STAGE_RE = re.compile(r'stage_(\d+)_(\w+)')
@@ -379,10 +379,42 @@ def stage_list(nbs: str | Path | None = None) -> str:
     "The stages, one a line: number, name, file."
     return '\n'.join(f'{stage_number(p):>3}  {stage_name(p):<14} {p.name}' for p in stages(nbs))
 
+# %% ../nbs/lib_22_pipeline.ipynb #2cffaa7f
+class UsageError(ValueError):
+    "A command-line argument whose value cannot be used; its message names the argument, on one line."
+    def __init__(self, arg: str, problem):
+        super().__init__(f"{arg}: {' '.join(str(problem).split())}")
+
+class OneLineParser(argparse.ArgumentParser):
+    "An argument parser whose errors are one line (`prog: error: ...`) with exit status 2."
+    def error(self, message): self.exit(2, f'{self.prog}: error: {message}\n')
+
+def count(minimum: int = 0):
+    "An argparse type: a whole number of at least `minimum`."
+    def read(text: str) -> int:
+        try: n = int(text)
+        except ValueError: raise argparse.ArgumentTypeError(f'{text!r} is not a whole number') from None
+        if n < minimum: raise argparse.ArgumentTypeError(f'must be at least {minimum}, got {n}')
+        return n
+    read.__name__ = 'count'
+    return read
+
+# %% ../nbs/lib_22_pipeline.ipynb #9282ef09
+def checked_overrides(profile: str, pairs: list[str] | None, only: list[str] | None, out: str | None) -> dict:
+    "The overrides of the command line, every argument checked first; a UsageError names the first that cannot be used."
+    try: load_profile(profile)
+    except ConfigError as e: raise UsageError('--profile', e) from None
+    try: overrides = parse_overrides(pairs); load_profile(profile, **overrides)
+    except ConfigError as e: raise UsageError('--set', e) from None
+    try: select(stages(), only)
+    except ConfigError as e: raise UsageError('--only', e) from None
+    if out and Path(out).exists() and not Path(out).is_dir(): raise UsageError('--out', f'{out} is a file, not a folder')
+    return overrides
+
 # %% ../nbs/lib_22_pipeline.ipynb #3aecc383
 def main(argv: list[str] | None = None) -> int:
     "Command line: run the pipeline notebooks with papermill."
-    ap = argparse.ArgumentParser(prog='dagger-reproduce', description='Run the dagger pipeline notebooks headlessly.')
+    ap = OneLineParser(prog='dagger-reproduce', description='Run the dagger pipeline notebooks headlessly.')
     ap.add_argument('--profile', default='cpu', help='profile in settings.ini (default: cpu)')
     ap.add_argument('--only', nargs='*',
                     help='stages to run, by number (3), name (teacher) or stem (stage_3_teacher); default: all')
@@ -402,16 +434,19 @@ def main(argv: list[str] | None = None) -> int:
                     help='the GPU the plan checks memory against (data/plan/gpus.csv; default h100-80gb)')
     a = ap.parse_args(argv)
     if a.list: print(stage_list()); return 0
-    if a.plan:
-        try: print(plan_main(a.profile, parse_overrides(a.overrides), a.gpu)); return 0
-        except ConfigError as e: print(f'error: {e}', file=sys.stderr); return 2
+    profile = 'paper-dry' if a.dry_run and a.profile in ('cpu', 'paper') else a.profile
     try:
-        if a.dry_run:
-            table = dry_run(a.only, parse_overrides(a.overrides), a.out,
-                            'paper-dry' if a.profile in ('cpu', 'paper') else a.profile)
-        else: table = reproduce(a.profile, a.only, parse_overrides(a.overrides), a.out, demos=a.demos, resume=a.resume)
+        overrides = checked_overrides(profile, a.overrides, a.only, a.out)
+        if a.plan:
+            try: print(plan_main(profile, overrides, a.gpu)); return 0
+            except ConfigError as e: raise UsageError('--gpu' if str(e).startswith('unknown GPU') else '--profile', e) from None
+        if a.dry_run: table = dry_run(a.only, overrides, a.out, profile)
+        else: table = reproduce(profile, a.only, overrides, a.out, demos=a.demos, resume=a.resume)
+    except UsageError as e:
+        print(f'dagger-reproduce: error: {e}', file=sys.stderr)
+        return 2
     except (ConfigError, BusyError) as e:
-        print(f'error: {e}', file=sys.stderr)
+        print(f"dagger-reproduce: error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2
     except Interrupted as e:
         print(f'interrupted by {e}: {getattr(e, "notebook", "before the first stage")} stopped, its staged outputs and '

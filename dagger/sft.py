@@ -411,8 +411,8 @@ def before_after_table(records: list):
 
 # %% ../nbs/stage_4_sft.ipynb #878bb3de
 def sft_dir(cfg: Profile) -> Path:
-    ("Where the SFT model of profile `cfg` is: results/<profile>/sft (adapter/, merged/, metrics, history); "
-     "sft_noannot for Table 3's arm.")
+    ("Where the SFT model of profile `cfg` is: results/<profile>/sft (adapter/, merged/, metrics, history), or the "
+     "folder of Table 3's arm.")
     return layout.path(cfg, sft_folder(cfg))
 
 def sft_folder(cfg: Profile) -> str:
