@@ -173,5 +173,6 @@ def flow_mermaid(profile: str = 'cpu', runs: str | Path | None = None) -> str:
     lines = ['```mermaid', 'flowchart LR', *(f'  {ids[n]}{_shape(n)}' for n in nodes if n not in inside and n not in inside.values())]
     for s in sorted(set(inside.values())):
         lines += [f'  subgraph {ids[s]}["{s}"]', *(f'    {ids[t]}{_shape(t)}' for t in sorted(inside) if inside[t] == s), '  end']
-    lines += [f"  {ids[s]} {'-.->' if how == 'writes' else '-->'} {ids[t]}" for s, t, how in edges if t not in inside]
+    lines += [f"  {ids[s]} {'-.->' if how == 'writes' else '-->'} {ids[t]}" for s, t, how in edges
+              if how == 'read' or t not in inside]   # a stage's own figures sit inside it; what they read points in
     return '\n'.join(lines + ['```']) + '\n'
