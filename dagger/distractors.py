@@ -16,15 +16,16 @@ from .stats import wilson
 from .lexicon import DistractorError, sentence_spans, split_sentences, question_number, insert_sentences
 from .offline_check import check_record, _norm
 from .offline import (offline_augment, graph_values, record_glosses, SHORTFALL, GENERATOR_VERSION,
-                            _seeded, _get)
+                            _seeded, _get, read_problem, question_target)
+from collections import Counter
 
 
 # %% auto #0
-__all__ = ['SOURCES', 'SIZES', 'PAPER_KEPT', 'COVERAGE_TARGET', 'REVIEW_COLS', 'numbered', 'generation_prompt', 'verifier_prompt',
-           'ResponseError', 'extract_json', 'parse_sentences', 'check_added', 'parse_verdict', 'llm_verify',
-           'llm_augment', 'build_typed', 'build_dose', 'distractmath_dir', 'with_english', 'build_all', 'summary_table',
-           'shortfall_table', 'coverage_table', 'review_seed', 'review_sample', 'review_table', 'distractor_model',
-           'distractor_backend']
+__all__ = ['SOURCES', 'SIZES', 'PAPER_KEPT', 'COVERAGE_TARGET', 'LEFT_OUT', 'REVIEW_COLS', 'numbered', 'generation_prompt',
+           'verifier_prompt', 'ResponseError', 'extract_json', 'parse_sentences', 'check_added', 'parse_verdict',
+           'llm_verify', 'llm_augment', 'build_typed', 'build_dose', 'distractmath_dir', 'with_english', 'build_all',
+           'summary_table', 'shortfall_table', 'coverage_table', 'left_out_reason', 'left_out_table', 'review_seed',
+           'review_sample', 'review_table', 'distractor_model', 'distractor_backend']
 
 # %% ../nbs/stage_1_distractors.ipynb #ad1fb1f2
 _TYPE_TASK = {
@@ -377,6 +378,39 @@ def coverage_table(res: dict, paper: Path | None = None):
                          target_met=served >= COVERAGE_TARGET[0] and per >= COVERAGE_TARGET[1]))
     return pd.DataFrame(rows)
 
+# %% ../nbs/stage_1_distractors.ipynb #dc12cda2
+LEFT_OUT = {'no target': "RED: the question asks for no item or amount the rules can read",
+            'a price': "RED: the question asks for a price or earnings, which nobody's cash is a RED for",
+            'a phrase': "RED: the asked item opens a longer phrase or is a container (bags of cookies)",
+            'no item': 'the problem counts no item the lexicon knows as a whole phrase, and names no usable place',
+            'the story': "frames exist for its items, but none fits the story (its class, size, how the items "
+                         "arrived, pronouns for a new person, or no free value)"}
+
+def left_out_reason(p, ty: str) -> str:
+    "Which `LEFT_OUT` reason keeps problem `p` from a record of type `ty`."
+    meta = _get(p, 'meta') or {}
+    r = read_problem(_get(p, 'question'), _get(p, 'lang'), meta.get('query_en', '') if _get(p, 'lang') != 'en' else '')
+    if ty == 'RED':
+        if r.target and r.target.price: return 'a price'
+        if r.target is None:
+            asked = question_target(r.sentences[r.q - 1], r.lang, r.money, r.units)
+            return 'a phrase' if asked and asked.noun else 'no target'
+    items = [m for m in r.mentions if m.noun.cls == 'place' or m.value is not None and m.noun.word not in r.heads
+             and 'container' not in m.noun.tags]
+    return 'the story' if items or ty == 'RED' else 'no item'
+
+def left_out_table(res: dict, problems: dict):
+    "Per typed split, the (problem, type) pairs left out by `LEFT_OUT` reason; `problems` maps a split to its problems."
+    import pandas as pd
+    rows = []
+    for name, (_, fails) in res.items():
+        split = name.removesuffix('.jsonl')
+        if split.startswith('dose_'): continue
+        byid = {_get(p, 'id'): p for p in problems[split]}
+        counts = Counter(left_out_reason(byid[f['id']], f['type']) for f in fails)
+        rows += [dict(split=split, reason=k, pairs=counts[k]) for k in LEFT_OUT if counts[k]]
+    return pd.DataFrame(rows, columns=['split', 'reason', 'pairs'])
+
 # %% ../nbs/stage_1_distractors.ipynb #79c8f046
 def _md_table(df) -> str:
     cols = list(df.columns)
@@ -436,7 +470,7 @@ def review_table(folder: Path, res: dict):
     return pd.DataFrame(rows)
 
 # %% ../nbs/stage_1_distractors.ipynb #2d511014
-def write_data_card(table, shortfalls, path: Path, seed: int, review=None, coverage=None):
+def write_data_card(table, shortfalls, path: Path, seed: int, review=None, coverage=None, left_out=None):
     "The data card of generated/distractmath (fields, provenance, the summary and shortfall tables)."
     short = shortfalls[(shortfalls.missing_in_records > 0) | (shortfalls.records_left_out > 0)].drop(columns='meaning')
     text = f"""# DistractMath (local, offline build)
@@ -505,6 +539,12 @@ Source licences: MGSM (CC BY-SA 4.0, `data/mgsm/LICENSE`), MSVAMP (`data/msvamp/
 {_md_table(short) if len(short) else 'Nothing is missing.'}
 
 Reasons: {'; '.join(f'`{k}`: {v}' for k, v in SHORTFALL.items())}.
+
+## Why (problem, type) pairs are left out
+
+{_md_table(left_out) if left_out is not None and len(left_out) else 'Not computed.'}
+
+Reasons: {'; '.join(f'`{k}`: {v}' for k, v in LEFT_OUT.items())}.
 """
     atomic_write_text(path, text)
 

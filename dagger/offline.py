@@ -208,9 +208,11 @@ _BN_PRONOUN = re.compile(nfc(r'(?<![\u0980-\u09ff])(সে|তাকে|তা�
                              r'তার(?!\s+(চেয়ে|চাইতে|থেকে|অর্ধেক|দ্বিগুণ|তিনগুণ|পরে|আগে|পর|সমান)))(?![\u0980-\u09ff])'))
 _EN_PRONOUN = re.compile(r'\b(he|his|him|himself|she|her|hers|herself|they|their|theirs|them|themselves)\b', re.I)
 
-_THING = {'bn': re.compile(nfc(r'(?<![\u0980-\u09ff])(সেগুলো|সেগুলি|এগুলো|এগুলি|ওগুলো|ওগুলি|সেটি|এটি|ওটি|সেটা|এটা|তা)'
-                                r'(?![\u0980-\u09ff])')),
-          'en': re.compile(r'\b(it|its|these|those)\b', re.I)}
+_THING = {'bn': re.compile(nfc(r'(?<![\u0980-\u09ff])(সেগুলো|সেগুলি|এগুলো|এগুলি|ওগুলো|ওগুলি|সেটি|এটি|ওটি|সেটা|এটা|তা|'
+                                r'সেখানে|এখানে|ওখানে)(?![\u0980-\u09ff])')),
+          'en': re.compile(r'\b(it|its|these|those|there|here)\b', re.I)}
+_HERE = {'bn': re.compile(nfc(r'(?<![\u0980-\u09ff])(সেখানে|এখানে|ওখানে)(?![\u0980-\u09ff])')),
+         'en': re.compile(r'\b(there|here)\b', re.I)}
 
 def has_pronoun(sentence: str, lang: str, things: bool = False) -> bool:
     ("Whether `sentence` has a personal pronoun (Bangla plain or honorific, English of any gender); with `things`, "
@@ -483,7 +485,8 @@ def candidates(r: Reading, ty: str) -> list[tuple[Template, dict]]:
     nouns = list(dict.fromkeys(counted + ([target.noun] if target and target.noun else [])))
     many = {m.noun.word for m in r.mentions if m.value is not None and m.value >= 2}
     # "the school" only when there is one
-    places = list(dict.fromkeys(m.noun for m in r.mentions if m.noun.cls == 'place' and m.noun.word not in many))
+    places = list(dict.fromkeys(m.noun for m in r.mentions if m.noun.cls == 'place' and m.noun.word not in many
+                                and 'ambig' not in m.noun.tags))
     out = []
     def add_noun(t, n, place=None):
         seed = _count_seed(t, n, r)
@@ -527,11 +530,12 @@ def _anchor_sentence(seed: dict, r: Reading) -> int:
 # %% ../nbs/lib_25_offline.ipynb #b6e70f85
 def pronoun_safe(sentences: list[str], new_person: list[str], lang: str) -> bool:
     ("No sentence that names a new person (flag 'm' or 'f') is followed, anywhere later, by one with a personal "
-     "pronoun, and none that adds a new holder of the items (flag 'h': another shop, school, farm) comes right before "
-     "a pronoun that could then mean it or its items.")
+     "pronoun or a 'there'/'here', and none that adds a new holder of the items (flag 'h': another school, a class) "
+     "comes right before a pronoun or 'there' that could then mean it or its items.")
     def bad(i, flag):
         later = sentences[i + 1:i + 2] if flag == 'h' else sentences[i + 1:]
-        return any(has_pronoun(s, lang, things=flag == 'h') for s in later)
+        here = lambda s: _HERE[lang].search(nfc(s) if lang == 'bn' else s)   # "there" could be the new one's garden
+        return any(has_pronoun(s, lang, things=flag == 'h') or here(s) for s in later)
     return not any(flag and bad(i, flag) for i, flag in enumerate(new_person))
 
 def _layout(r: Reading, plan: list[tuple[str, int, str]]) -> tuple[list[str], list[str]]:
