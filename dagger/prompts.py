@@ -8,6 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from .config import project_root
 from .numbers import extract_numbers
+from .gold import paper_graph, const_label, GoldGraphError
 from . import graph as G
 
 # %% auto #0
@@ -17,7 +18,7 @@ __all__ = ['LANG_NAMES', 'OP_HELP', 'PEN_EXAMPLE', 'POT_EXAMPLE', 'ANSWER_PHRASE
            'got_generate_messages', 'got_score_messages', 'got_aggregate_messages', 'got_refine_messages',
            'brief_dagger_prompt', 'student_prompt', 'exemplar_question', 'exemplar_set', 'answer_sentence',
            'instruction_messages', 'cot_config_prompt', 'ExemplarGraphError', 'exemplar_equations', 'exemplar_graph',
-           'graph_examples', 'graph_prompt']
+           'paper_exemplar_graph', 'graph_examples', 'graph_prompt']
 
 # %% ../nbs/lib_10_prompts.ipynb #4ab9ffcf
 LANG_NAMES = {'bn': 'Bangla', 'en': 'English', 'de': 'German', 'es': 'Spanish', 'fr': 'French', 'ja': 'Japanese',
@@ -333,13 +334,24 @@ def exemplar_graph(i: int, lang: str) -> dict:
                                  f'{e.number:g}')
     return g
 
+# %% ../nbs/lib_10_prompts.ipynb #569bc587
+def paper_exemplar_graph(i: int, lang: str) -> dict:
+    "The worked graph of MGSM exemplar `i` in `lang`, in the paper's form (ids named from the English exemplar)."
+    g = exemplar_graph(i, lang)
+    q_en = exemplar_question(exemplars('en')[i - 1], 'en')
+    def english(v):
+        try: return const_label(q_en, v, 'en')[0]
+        except GoldGraphError: return ''
+    named = {'nodes': [dict(n, label=english(n['val'])) if n['op'] == 'const' else n for n in g['nodes']]}
+    return paper_graph(named, exemplar_question(exemplars(lang)[i - 1], lang), lang)
+
 # %% ../nbs/lib_10_prompts.ipynb #670b36c5
-def graph_examples(lang: str, k: int = 3) -> list[tuple[str, dict]]:
-    "The first `k` MGSM exemplars of `lang` that make a worked graph, as (question, graph) pairs."
-    out = []
+def graph_examples(lang: str, k: int = 3, form: str = 'paper') -> list[tuple[str, dict]]:
+    "The first `k` MGSM exemplars of `lang` that make a worked graph, as (question, graph) pairs, in `form` ('paper' or 'spans')."
+    out, make = [], paper_exemplar_graph if form == 'paper' else exemplar_graph
     for i in range(1, len(exemplars(lang)) + 1):
-        try: out.append((exemplar_question(exemplars(lang)[i - 1], lang), exemplar_graph(i, lang)))
-        except ExemplarGraphError: continue
+        try: out.append((exemplar_question(exemplars(lang)[i - 1], lang), make(i, lang)))
+        except (ExemplarGraphError, GoldGraphError): continue
         if len(out) == k: return out
     raise ExemplarGraphError(f'only {len(out)} MGSM exemplars of {lang!r} make a worked graph; {k} wanted')
 

@@ -101,6 +101,7 @@ def test_answer_sentence_is_read_back(lang, sentence):
 # --- worked graphs (Table 5) ------------------------------------------------------------------------------
 @pytest.mark.parametrize('lang', LANGS)
 def test_graph_examples_execute_to_exemplar_numbers(lang):
+    from dagger.gold import label_text
     ex = P.graph_examples(lang)
     assert len(ex) == 3
     for (q, g), i in zip(ex, (3, 5, 7)):
@@ -111,7 +112,8 @@ def test_graph_examples_execute_to_exemplar_numbers(lang):
         assert G.is_correct(G.execute(G.parse(G.format_graph(g), strict=True)), e.number)
         consts = [n for n in g['nodes'] if n['op'] == 'const']
         assert all(str(n['val']) in q for n in consts)                         # constants are the exemplar's numbers
-        assert all(n['label'] and str(n['val']) in n['label'] for n in consts)   # labels are spans of its question
+        assert all(n['label'] and label_text(n['label']) in label_text(q) for n in consts)   # labels are spans of its question
+        assert P.graph_examples(lang, form='spans')[[3, 5, 7].index(i)][1]['nodes'][0]['id'] == 'n1'   # the old form stays
         assert G.declared_distractors(graph) == []
         assert g['nodes'][-1]['id'] == 'final_result'
 
@@ -144,7 +146,7 @@ def test_without_annotations_strips_target_and_prompt():
     from dagger.teacher import without_annotations
     from dagger.prompts import student_prompt
     cfg = load_profile('cpu')
-    q, g = P.graph_examples('en')[1]
+    q, g = P.graph_examples('en', form='spans')[1]
     g = json.loads(json.dumps(g)); g['nodes'][1]['distractor'] = True; g['nodes'][4]['args'] = ['s1', 'n3']
     row = dict(id='r', question=q, lang='en', prompt=student_prompt(cfg)(q, 'en'),
                completion=[dict(role='assistant', content=G.format_graph(g))])
