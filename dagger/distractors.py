@@ -16,7 +16,8 @@ from .stats import wilson
 from .lexicon import DistractorError, sentence_spans, split_sentences, question_number, insert_sentences
 from .offline_check import check_record, _norm
 from .offline import (offline_augment, graph_values, record_glosses, SHORTFALL, GENERATOR_VERSION,
-                            _seeded, _get, read_problem, question_target)
+                            _seeded, _get, read_problem)
+from .lexicon import tokens, lookup_noun
 from collections import Counter
 
 
@@ -393,8 +394,10 @@ def left_out_reason(p, ty: str) -> str:
     if ty == 'RED':
         if r.target and r.target.price: return 'a price'
         if r.target is None:
-            asked = question_target(r.sentences[r.q - 1], r.lang, r.money, r.units)
-            return 'a phrase' if asked and asked.noun else 'no target'
+            words = tokens(r.sentences[r.q - 1])
+            hits = [lookup_noun(words, i, r.lang) for i in range(len(words))]
+            phrase = any(h and (h[0].word in r.heads or 'container' in h[0].tags) for h in hits)
+            return 'a phrase' if phrase else 'no target'
     items = [m for m in r.mentions if m.noun.cls == 'place' or m.value is not None and m.noun.word not in r.heads
              and 'container' not in m.noun.tags]
     return 'the story' if items or ty == 'RED' else 'no item'
