@@ -233,7 +233,8 @@ def linear_fit(x, y) -> dict:
 # %% ../nbs/lib_29_plots.ipynb #5484f7d4
 @lru_cache(maxsize=None)
 def _gold_ops(split: str, data_dir: str, data_source: str) -> tuple[dict, tuple]:
-    c = load_profile('cpu', data_dir=data_dir, data_source=data_source)
+    # |V_op| of every verified graph: the label form (sft.gold_format) does not change it, and 'spans' has more graphs
+    c = load_profile('cpu', data_dir=data_dir, data_source=data_source, sft__gold_format='spans')
     recs = load_split(split, cfg=c)
     ops = {p.id: G.op_count(G.from_obj(p.gold_graph)) for p in recs if p.gold_graph}
     files = {str(project_root()/o.split(':', 1)[-1].split('#')[0]) for o in (p.origin for p in recs) if o and ':' in o}
