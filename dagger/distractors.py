@@ -24,9 +24,9 @@ from collections import Counter
 # %% auto #0
 __all__ = ['SOURCES', 'SIZES', 'PAPER_KEPT', 'COVERAGE_TARGET', 'LEFT_OUT', 'REVIEW_COLS', 'numbered', 'generation_prompt',
            'verifier_prompt', 'ResponseError', 'extract_json', 'parse_sentences', 'check_added', 'parse_verdict',
-           'llm_verify', 'llm_augment', 'build_typed', 'build_dose', 'distractmath_dir', 'with_english', 'build_all',
-           'summary_table', 'shortfall_table', 'coverage_table', 'left_out_reason', 'left_out_table', 'review_seed',
-           'review_sample', 'review_table', 'distractor_model', 'distractor_backend']
+           'llm_verify', 'llm_augment', 'build_typed', 'build_dose', 'distractmath_dir', 'spans_profile',
+           'with_english', 'build_all', 'summary_table', 'shortfall_table', 'coverage_table', 'left_out_reason',
+           'left_out_table', 'review_seed', 'review_sample', 'review_table', 'distractor_model', 'distractor_backend']
 
 # %% ../nbs/stage_1_distractors.ipynb #ad1fb1f2
 _TYPE_TASK = {
@@ -312,6 +312,12 @@ def distractmath_dir(cfg=None) -> Path:
     "The generated DistractMath folder this stage writes (staged when the pipeline runs it)."
     return layout.generated_output('distractmath', cfg)
 
+def spans_profile(cfg=None):
+    ("`cfg` with the gold graphs in the spans form: the paper's form leaves out a problem whose computation uses a "
+     "number its text does not name, and a distractor must still avoid every value of that computation.")
+    from dagger.config import load_profile
+    return (cfg or load_profile('cpu')).replace(sft__gold_format='spans')
+
 def with_english(problems: list, src: str, cfg=None) -> list:
     ("The problems of a translated MGSM split with their English source in `meta['query_en']` (MSVAMP rows carry it "
      "already): the generator reads the asked-for item there when the translation's question does not name it.")
@@ -323,8 +329,8 @@ def build_all(cfg=None, seed: int = 0, sources=SOURCES, out: Path | None = None)
     "Build and write every typed and dose split; returns {file name: (records, failures)}."
     out = Path(out) if out is not None else distractmath_dir(cfg)
     res = {}
-    for src in sources:
-        probs = with_english(load_split(src, cfg=cfg), src, cfg)
+    for src in sources:   # the spans form has a gold graph wherever the computation is known: all its values are forbidden
+        probs = with_english(load_split(src, cfg=spans_profile(cfg)), src, cfg)
         for name, fn in [(f'{src}.jsonl', build_typed), (f'dose_{src}.jsonl', build_dose)]:
             recs, fails = fn(probs, seed)
             write_jsonl(out/name, recs)

@@ -447,7 +447,8 @@ def count_anchor(n: Noun, r: Reading) -> float | None:
 # %% ../nbs/lib_25_offline.ipynb #8ceac97a
 def _count_seed(t: Template, n: Noun, r: Reading) -> dict | None:
     ("The range for a noun's number: its own row or its class and size row (weights and prices: its own only), near "
-     "the problem's own count for counts, below its smallest count for a part of it; prices in the language's money.")
+     "the problem's own count for counts, at most half its smallest count for a part of it, fewer colours than "
+     "items; prices in the language's money.")
     unit = ('bdt' if r.lang == 'bn' else 'usd') if t.measure == 'price' else None
     row = find_range(t.measure, n.cls, n.size, r.lang, unit, (n.word, n.sg))
     if row is None: return None
@@ -456,8 +457,8 @@ def _count_seed(t: Template, n: Noun, r: Reading) -> dict | None:
         lo, hi = count_range(row, count_anchor(n, r))
     if t.measure in ('count_part', 'colours'):   # part of the problem's own count ("N seemed lost", "N colours")
         own = [m.value for m in r.mentions if m.noun == n and m.value]
-        if not own or min(own) - 1 < lo: return None
-        hi = min(hi, int(min(own)) - 1)
+        hi = min(hi, int(min(own)) // 2 if t.measure == 'count_part' else int(min(own)) - 1) if own else 0
+        if hi < lo: return None
     return dict(cls=n.cls, unit='' if row.unit == '*' else row.unit, lo=lo, hi=hi, step=row.step)
 
 def _measure_seed(t: Template, key: str, r: Reading) -> dict | None:
@@ -530,11 +531,14 @@ def _anchor_sentence(seed: dict, r: Reading) -> int:
 # %% ../nbs/lib_25_offline.ipynb #b6e70f85
 def pronoun_safe(sentences: list[str], new_person: list[str], lang: str) -> bool:
     ("No sentence that names a new person (flag 'm' or 'f') is followed, anywhere later, by one with a personal "
-     "pronoun or a 'there'/'here', and none that adds a new holder of the items (flag 'h': another school, a class) "
-     "comes right before a pronoun or 'there' that could then mean it or its items.")
+     "pronoun or a 'there'/'here', none that adds a new holder of the items (flag 'h': another school, a class) "
+     "comes right before a pronoun or 'there' that could then mean it or its items, and no other added sentence (flag "
+     "'t') comes right before an 'it', 'these' or 'there'.")
     def bad(i, flag):
-        later = sentences[i + 1:i + 2] if flag == 'h' else sentences[i + 1:]
+        later = sentences[i + 1:i + 2] if flag in 'ht' else sentences[i + 1:]
         here = lambda s: _HERE[lang].search(nfc(s) if lang == 'bn' else s)   # "there" could be the new one's garden
+        thing = lambda s: _THING[lang].search(nfc(s) if lang == 'bn' else s)
+        if flag == 't': return any(thing(s) for s in later)
         return any(has_pronoun(s, lang, things=flag == 'h') or here(s) for s in later)
     return not any(flag and bad(i, flag) for i, flag in enumerate(new_person))
 
@@ -602,9 +606,9 @@ def offline_sentences(r: Reading, types: list[str], rng: random.Random, forbidde
             slot = Slot(t.id, seed['cls'], seed['item'], seed['place'], seed['unit'], value, seed['lo'], seed['hi'],
                         name, _when(t, r, rng))
             sentence = render(slot, r)
-            flag = gender or ('h' if ty == 'RED' else '')
+            flag = gender or ('h' if ty == 'RED' else 't')   # 't': no "it" right after it ("it can make 8 shirts")
             prefer = r.q - 1 if ty == 'NEED' else min(_anchor_sentence(seed, r), r.q - 1)   # NEED: once the story is told
-            least = _last_mention(seed, r) if flag == 'h' else _anchor_sentence(seed, r) if ty == 'OAD' else 0
+            least = _last_mention(seed, r) if ty == 'RED' and not gender else _anchor_sentence(seed, r) if ty == 'OAD' else 0
             k = _place(r, plan, sentence, flag, max(prefer, least), rng, least)
             if k is None:
                 reason = 'pronoun'

@@ -88,8 +88,8 @@ def check_record(r: dict) -> list[str]:
         try: errs += _check_slot(Slot(**s), ty, sentence, rd)
         except (TypeError, KeyError, DistractorError) as e: errs.append(f'bad slot {s}: {e}')
     sm = split_sentences(r['modified_question'])
-    flag = {x: next(nm[3] for nm in names(r['lang']) if nm[0] == sl['name']) if sl.get('name') else 'h'
-            for x, sl, ty in zip(r['added_sentences'], r['slots'], r['added_types']) if sl.get('name') or ty == 'RED'}
+    flag = {x: next(nm[3] for nm in names(r['lang']) if nm[0] == sl['name']) if sl.get('name') else 'h' if ty == 'RED'
+               else 't' for x, sl, ty in zip(r['added_sentences'], r['slots'], r['added_types'])}
     person = [flag.get(s, '') for s in sm]
     if not pronoun_safe(sm, person, r['lang']): errs.append('a pronoun comes after a new person or holder')
     if any(sl.get('name') and k != 0 for sl, k in zip(r['slots'], r['insert_after'])):

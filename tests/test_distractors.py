@@ -419,7 +419,7 @@ def test_committed_splits_rebuild_identically(src):
     "The committed data is exactly what the generator writes with seed 0, and every left-out pair is listed with its reason."
     from dagger.data import load_split
     import csv
-    probs = D.with_english(load_split(src), src)
+    probs = D.with_english(load_split(src, cfg=D.spans_profile()), src)
     listed = {(f['id'], f['type']) for f in csv.DictReader((DM/'failures.csv').open(encoding='utf-8')) if f['split'].removeprefix('dose_') == src}
     for name, fn in [(f'{src}.jsonl', D.build_typed), (f'dose_{src}.jsonl', D.build_dose)]:
         recs, fails = fn(probs, seed=0)
