@@ -9,7 +9,6 @@ alternate one step each per round after a warm-up step each. The conditions:
 
   full_logits_1        one row per forward, the model's own loss over the full (seq × 262,144) logits: the baseline
   fused_1              one row per forward, TRL's fused LM head (log-probabilities only where the loss reads)
-  fused_1_prefix       the same, the frozen layers run once over the prompt start all rows share (`frozen_prefix`)
   fused_grouped_4      four length-sorted rows per right-padded forward, fused head
   fused_grouped_8      eight rows per forward
   fused_1_all_layers   one row per forward, fused head, LoRA on all 18 layers instead of the top 10
@@ -38,7 +37,7 @@ def main():
     from dagger.config import load_profile
     from dagger.prompts import student_prompt
     from dagger.recipes import get_sft_recipe as get_recipe
-    from dagger.sft import load_for_training, share_frozen_prefix, prompt_prefix
+    from dagger.sft import load_for_training
     from dagger.teacher import gold_teacher, msvamp_train_questions, sft_row
     cfg = load_profile('cpu-study')
     recipe = get_recipe(cfg.sft.recipe)
@@ -46,11 +45,10 @@ def main():
     prompt = student_prompt(cfg)
     rows = [sft_row(p, t, prompt=prompt) for p, (t, _) in zip(probs, gold_teacher(probs))]
 
-    def lora_model(fused=True, prefix=None, layers=recipe.lora_layers):
+    def lora_model(fused=True, layers=recipe.lora_layers):
         r = dataclasses.replace(recipe, lora_layers=layers)
         lm, tok, peft_config, _ = load_for_training(cfg.model, r)
         if fused: add_fused_lm_head(lm)
-        if prefix: share_frozen_prefix(lm, prefix, lm.config.num_hidden_layers - r.lora_layers)
         torch.manual_seed(0)
         return tok, get_peft_model(lm, peft_config)
 
@@ -58,7 +56,6 @@ def main():
     encs = [encode(tok, r) for r in rows]
     steps = [list(range(s * a.rows, (s + 1) * a.rows)) for s in range(a.steps + 1)]
     conds = dict(full_logits_1=(lora_model(fused=False)[1], 1, False), fused_1=(lora_model()[1], 1, True),
-                 fused_1_prefix=(lora_model(prefix=prompt_prefix(rows, tok))[1], 1, True),
                  fused_grouped_4=(lora_model()[1], 4, True), fused_grouped_8=(lora_model()[1], 8, True),
                  fused_1_all_layers=(lora_model(layers=0)[1], 1, True))
 

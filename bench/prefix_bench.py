@@ -3,8 +3,8 @@
 Usage: python bench/prefix_bench.py [--n 8] [--new-tokens 64] [--out bench/results/prefix_bench.json]
 
 The workload is the evaluation stage's: the `dagger` and the `cot` prompt for the first `--n` problems of the cpu
-profile's MSVAMP-en+D sample, one batch each, greedy, at most `--new-tokens` new tokens, the embedded
-SmolLM2-135M-Instruct on CPU, no completion cache. `TransformersBackend(share_prefix=False)` is the baseline (every
+profile's MSVAMP-en+D sample, one batch each, greedy, at most `--new-tokens` new tokens, the cpu
+profile's embedded model (Gemma-3-270M) on CPU, no completion cache. `TransformersBackend(share_prefix=False)` is the baseline (every
 row prefilled in full, left-padded); the default computes the prompts' common prefix (instructions and worked
 examples) once. Conditions alternate (baseline first) over `--repeats` rounds after a warm-up call; the median wall
 time is reported with the ratio, and whether the two gave identical completions.

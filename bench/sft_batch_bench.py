@@ -1,15 +1,15 @@
-"""SFT optimiser steps on CPU: two rows per forward (padded), one row per forward, and one row per forward with the shared prompt start computed once.
+"""SFT optimiser steps on CPU: two rows per forward (padded) against one row per forward.
 
 Usage: python bench/sft_batch_bench.py [--steps 3] [--out bench/results/sft_batch_bench.json]
 
-The workload is the cpu SFT stage's: the cpu recipe's LoRA model (the embedded SmolLM2-135M-Instruct, LoRA on the
-top 10 layers, TRL's fused LM head), optimiser steps of two training rows of the teacher stage (`results/cpu/teacher/
+The workload is the cpu SFT stage's: the cpu recipe's LoRA model (the cpu profile's embedded Gemma-3-270M, LoRA on the
+top 10 of its 18 layers, TRL's fused LM head), optimiser steps of two training rows of the teacher stage (`results/cpu/teacher/
 sft_train.jsonl`, the rows the cpu profile's selection picks), loss on the completion only. The baseline feeds both
 rows in one right-padded forward (`per_device_batch = 2`, what the cpu recipe used before); the other condition
 feeds them one at a time and adds the gradients (`per_device_batch = 1`, accumulation 2): no padding, so the
-attention needs no explicit mask and PyTorch takes its causal kernel. The third condition adds the cpu recipe's
-`frozen_prefix` (`dagger.sft.share_frozen_prefix`: the frozen layers below the LoRA layers run over the prompt start
-that every row shares once). Conditions alternate (baseline first) after a warm-up step each; the median wall time
+attention needs no explicit mask and PyTorch takes its causal kernel. (A third condition, the frozen layers run once
+over the prompt start all rows share, was removed with `dagger.sft.share_frozen_prefix`: it worked only for Llama-type
+models, never for the Gemma-3 the profiles train.) Conditions alternate (baseline first) after a warm-up step each; the median wall time
 per step is reported with the ratios to the baseline, and how far each condition's gradients are from the baseline's.
 """
 from __future__ import annotations
@@ -38,7 +38,7 @@ def main():
     from peft import get_peft_model
     from trl.trainer.utils import add_fused_lm_head
     from dagger.config import load_profile, read_jsonl
-    from dagger.sft import get_sft_recipe, load_for_training, fit_rows, share_frozen_prefix, prompt_prefix
+    from dagger.sft import get_sft_recipe, load_for_training, fit_rows
     cfg = load_profile('cpu')
     recipe = get_sft_recipe(cfg.sft.recipe)
     def lora_model():
@@ -47,11 +47,8 @@ def main():
         torch.manual_seed(0)                                       # the same LoRA initialisation in both copies
         return lm, tok, get_peft_model(lm, peft_config)
     _, tok, model = lora_model()
-    lm2, _, model2 = lora_model()
     rows, _ = fit_rows(read_jsonl(cfg.results/"teacher"/"sft_train.jsonl"), tok, recipe.max_length, 2 * (a.steps + 1), order=cfg.sft.select)
     pairs = [rows[2 * i:2 * i + 2] for i in range(a.steps + 1)]
-    prefix = prompt_prefix(rows, tok)
-    share_frozen_prefix(lm2, prefix, lm2.config.num_hidden_layers - recipe.lora_layers)
 
     def step(pair, per_forward, model=model):
         model.zero_grad()
@@ -64,17 +61,16 @@ def main():
         dt = time.perf_counter() - t
         return dt, {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
 
-    step(pairs[0], 2); step(pairs[0], 1, model2)                    # warm-up
-    times, diffs, load0 = {'padded_2': [], 'single_1x2': [], 'single_1x2_prefix': []}, {'single_1x2': [], 'single_1x2_prefix': []}, os.getloadavg()[0]
+    step(pairs[0], 2); step(pairs[0], 1)                            # warm-up
+    times, diffs, load0 = {'padded_2': [], 'single_1x2': []}, {'single_1x2': []}, os.getloadavg()[0]
     rel = lambda g, h: max(float((g[k] - h[k]).abs().max() / (g[k].abs().max() + 1e-12)) for k in g)
     for pair in pairs[1:]:
-        t2, g2 = step(pair, 2); t1, g1 = step(pair, 1); t3, g3 = step(pair, 1, model2)
-        times['padded_2'].append(t2); times['single_1x2'].append(t1); times['single_1x2_prefix'].append(t3)
-        diffs['single_1x2'].append(rel(g2, g1)); diffs['single_1x2_prefix'].append(rel(g2, g3))
+        t2, g2 = step(pair, 2); t1, g1 = step(pair, 1)
+        times['padded_2'].append(t2); times['single_1x2'].append(t1)
+        diffs['single_1x2'].append(rel(g2, g1))
     med = {k: round(statistics.median(v), 2) for k, v in times.items()}
     lengths = [[int(batch(tok, [r])[1].sum()) for r in pair] for pair in pairs[1:]]
-    out = dict(workload=dict(model=cfg.model, recipe=cfg.sft.recipe, lora_layers=recipe.lora_layers, steps=a.steps, row_tokens=lengths,
-                             shared_prefix_tokens=len(prefix), rows_on_the_prefix_path=lm2.get_decoder().frozen_prefix_rows),
+    out = dict(workload=dict(model=cfg.model, recipe=cfg.sft.recipe, lora_layers=recipe.lora_layers, steps=a.steps, row_tokens=lengths),
                seconds_per_step=med, rounds={k: [round(x, 2) for x in v] for k, v in times.items()},
                ratio_to_padded={k: round(med[k] / med['padded_2'], 3) for k in med},
                max_relative_grad_difference_to_padded={k: max(v) for k, v in diffs.items()},

@@ -3,15 +3,14 @@
 Usage: python bench/student_sft_bench.py [--steps 3] [--rows results/cpu/teacher/sft_train.jsonl]
                                           [--out bench/results/student_sft_bench.json]
 
-The workload is the cpu SFT stage's (the embedded SmolLM2-135M-Instruct, the cpu recipe's LoRA: r 16 on the top 10
-of 30 layers, TRL's fused LM head, loss on the completion only), on teacher rows that the cpu profile's selection
+The workload is the cpu SFT stage's (the cpu profile's embedded Gemma-3-270M, the cpu recipe's LoRA: r 16 on the top 10
+of its 18 layers, TRL's fused LM head, loss on the completion only), on teacher rows that the cpu profile's selection
 (`sft.select`) picks. An optimiser step is the cpu recipe's global batch of 2 rows. The same rows and completions in
 every condition; only the prompt and the batching change:
 
-  oneshot_1x2_prefix   the current recipe: the one-shot student prompt (`student_prompt(shots=1)`, the evaluation's
-                       DAGGER prompt), one row per forward, gradients accumulated over 2, the frozen layers run over
-                       the prompt start all rows share once (`frozen_prefix`);
-  zeroshot_1x2_prefix  the same with the instructions alone (`student_prompt(shots=0)`, `sft.student_shots = 0`);
+  oneshot_1x2          the current recipe: the one-shot student prompt (`student_prompt(shots=1)`, the evaluation's
+                       DAGGER prompt), one row per forward, gradients accumulated over 2;
+  zeroshot_1x2         the same with the instructions alone (`student_prompt(shots=0)`, `sft.student_shots = 0`);
   zeroshot_padded_2    two rows in one right-padded forward, rows paired in the given (random) order;
   zeroshot_grouped_2   the same, rows paired after sorting by length (what `group_by_length=True` does: the
                        Trainer's LengthGroupedSampler groups rows of similar length into a batch).
@@ -58,14 +57,13 @@ def main():
     from dagger.config import load_profile, read_jsonl
     from dagger.prompts import student_prompt
     from dagger.recipes import get_sft_recipe as get_recipe
-    from dagger.sft import load_for_training, fit_rows, share_frozen_prefix, prompt_prefix
+    from dagger.sft import load_for_training, fit_rows
     cfg = load_profile('cpu')
     recipe = get_recipe(cfg.sft.recipe)
 
-    def lora_model(prefix=None):
+    def lora_model():
         lm, tok, peft_config, _ = load_for_training(cfg.model, recipe)
         add_fused_lm_head(lm)
-        if prefix: share_frozen_prefix(lm, prefix, lm.config.num_hidden_layers - recipe.lora_layers)
         torch.manual_seed(0)
         return lm, tok, get_peft_model(lm, peft_config)
 
@@ -76,18 +74,17 @@ def main():
     zero = [r | dict(prompt=zero_p(r['question'], r['lang'])) for r in one]
     assert one[0]['prompt'] == student_prompt(cfg, shots=1)(one[0]['question'], one[0]['lang']), 'rows are not in the one-shot student prompt'
     enc1, enc0 = [encode(tok, r) for r in one], [encode(tok, r) for r in zero]
-    pre1, pre0 = prompt_prefix(one, tok), prompt_prefix(zero, tok)
-    lm1, _, m1 = lora_model(pre1)
-    lm0, _, m0 = lora_model(pre0)
+    _, _, m1 = lora_model()
+    _, _, m0 = lora_model()
     _, _, mp = lora_model()
     rng = random.Random(0)
     order = list(range(2, n)); rng.shuffle(order)
     by_len = sorted(range(2, n), key=lambda i: len(enc0[i][0]))
-    pairs = dict(oneshot_1x2_prefix=[(enc1[i], enc1[i + 1]) for i in range(0, n, 2)],
-                 zeroshot_1x2_prefix=[(enc0[i], enc0[i + 1]) for i in range(0, n, 2)],
+    pairs = dict(oneshot_1x2=[(enc1[i], enc1[i + 1]) for i in range(0, n, 2)],
+                 zeroshot_1x2=[(enc0[i], enc0[i + 1]) for i in range(0, n, 2)],
                  zeroshot_padded_2=[(enc0[0], enc0[1])] + [(enc0[order[i]], enc0[order[i + 1]]) for i in range(0, n - 2, 2)],
                  zeroshot_grouped_2=[(enc0[0], enc0[1])] + [(enc0[by_len[i]], enc0[by_len[i + 1]]) for i in range(0, n - 2, 2)])
-    how = dict(oneshot_1x2_prefix=(m1, 1), zeroshot_1x2_prefix=(m0, 1), zeroshot_padded_2=(mp, 2), zeroshot_grouped_2=(mp, 2))
+    how = dict(oneshot_1x2=(m1, 1), zeroshot_1x2=(m0, 1), zeroshot_padded_2=(mp, 2), zeroshot_grouped_2=(mp, 2))
 
     def step(pair, model, per_forward):
         model.zero_grad()
@@ -115,12 +112,12 @@ def main():
                       tokens_per_s=round(toks / tot, 1), trained_tokens_per_s=round(train / tot, 1),
                       mean_row_tokens=round(toks / (2 * len(ps)), 1), mean_prompt_tokens=round(sum(p for pr in ps for _, p in pr) / (2 * len(ps)), 1),
                       padding_share=round(1 - toks / padded, 3))
-    base = res['oneshot_1x2_prefix']['seconds_per_step']
+    base = res['oneshot_1x2']['seconds_per_step']
     for c in res: res[c]['step_time_ratio_to_oneshot'] = round(res[c]['seconds_per_step'] / base, 3)
     out = dict(date=time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), steps=a.steps, rows=a.rows, select=cfg.sft.select,
                recipe=dict(name=cfg.sft.recipe, lora_r=recipe.lora_r, lora_layers=recipe.lora_layers, global_batch=recipe.global_batch,
-                           per_device_batch=recipe.per_device_batch, frozen_prefix=recipe.frozen_prefix),
-               shared_prefix_tokens=dict(oneshot=len(pre1), zeroshot=len(pre0)), conditions=res,
+                           per_device_batch=recipe.per_device_batch),
+               conditions=res,
                machine=dict(nproc=os.cpu_count(), platform=platform.platform(), torch=torch.__version__, transformers=transformers.__version__,
                             trl=trl.__version__, peft=peft.__version__, threads=torch.get_num_threads()),
                loadavg_before=[round(x, 2) for x in load0], loadavg_after=[round(x, 2) for x in load1])

@@ -47,7 +47,6 @@ class Recipe(LoraSettings):
     logging_steps: int = 10
     merge_dtype: str = 'bfloat16'        # the merged model's weights
     unsloth: bool = True                 # use unsloth's fast path when it is installed and a GPU is visible
-    frozen_prefix: bool = False          # run the frozen layers below `lora_layers` over the rows' shared prompt start
                                          # once
 
 # %% ../nbs/lib_02_recipes.ipynb #ec3bf750
@@ -56,7 +55,7 @@ SFT_RECIPES = {
     'cpu': Recipe(lora_r=16, lora_alpha=32, use_rslora=False, lora_layers=10, max_length=1280, global_batch=2,
                   per_device_batch=1, epochs=1.0, learning_rate=2e-3, min_lr=2e-4, weight_decay=0.0, bf16=False,
                   gradient_checkpointing=False, packing=False, eval_steps=16, eval_before=True, n_val=2,
-                  logging_steps=1, frozen_prefix=True),
+                  logging_steps=1),
     'dry': Recipe(lora_r=8, lora_alpha=16, use_rslora=False, max_length=8192, global_batch=1, per_device_batch=1,
                   epochs=1.0, learning_rate=1e-3, min_lr=1e-3, weight_decay=0.0, bf16=False,
                   gradient_checkpointing=False, packing=False, eval_steps=1, n_val=1, logging_steps=1, unsloth=False),

@@ -20,12 +20,11 @@ from .recipes import (PROJECTIONS, VISION_MODULES, LoraSettings, Recipe, SFT_REC
                             accumulation)
 
 # %% auto #0
-__all__ = ['ORDERS', 'TESTED', 'precision', 'precision_kwargs', 'checkpointing_kwargs', 'sft_config', 'lora_config',
-           'conversation_length', 'final_op', 'fit_rows', 'n_layers', 'multimodal', 'model_lora_config', 'unsloth_lora',
-           'logits_batch', 'load_for_training', 'cache_kw', 'frozen_prefix_ok', 'share_frozen_prefix', 'prompt_prefix',
-           'save_processor', 'merge_adapter', 'validation_rows', 'train_sft', 'history_frame', 'plot_loss',
-           'before_after', 'student_backend', 'before_after_table', 'sft_dir', 'sft_folder', 'merged_model', 'run_sft',
-           'cli_profile', 'main']
+__all__ = ['ORDERS', 'precision', 'precision_kwargs', 'checkpointing_kwargs', 'sft_config', 'lora_config', 'conversation_length',
+           'final_op', 'fit_rows', 'n_layers', 'multimodal', 'model_lora_config', 'unsloth_lora', 'logits_batch',
+           'load_for_training', 'save_processor', 'merge_adapter', 'validation_rows', 'train_sft', 'history_frame',
+           'plot_loss', 'before_after', 'student_backend', 'before_after_table', 'sft_dir', 'sft_folder',
+           'merged_model', 'run_sft', 'cli_profile', 'main']
 
 # %% ../nbs/stage_4_sft.ipynb #4ddde967
 def precision(bf16: bool, device: str = 'cpu') -> str:
@@ -182,96 +181,6 @@ def load_for_training(model: str, recipe: Recipe, seed: int = 0):
     if tok.pad_token is None: tok.pad_token = tok.eos_token
     return lm, tok, model_lora_config(recipe, lm), 'peft'
 
-# %% ../nbs/stage_4_sft.ipynb #a9bf54e5
-TESTED = dict(transformers=('5.24',), model_types=('llama',))
-
-def cache_kw(fn) -> str:
-    "The name `fn` takes the KV cache under: `cache` (transformers 5.2x) or `past_key_values` (earlier)."
-    return 'cache' if 'cache' in inspect.signature(fn).parameters else 'past_key_values'
-
-def frozen_prefix_ok(lm) -> bool:
-    ("Was the shared-prefix path tested on the installed transformers (major.minor) and on this model type? Logs one "
-     "line when not.")
-    import transformers
-    minor = '.'.join(transformers.__version__.split('.')[:2])
-    ok = minor in TESTED['transformers'] and lm.config.model_type in TESTED['model_types']
-    if not ok: _log.info('frozen prefix off: tested on transformers %s with %s, have %s with %s (the usual forward '
-                         'pass is used)',
-                         '/'.join(TESTED['transformers']), '/'.join(TESTED['model_types']), transformers.__version__,
-                         lm.config.model_type)
-    return ok
-
-# %% ../nbs/stage_4_sft.ipynb #579a9dfd
-def _mask(body, h, am, cache, pos):
-    from transformers.masking_utils import create_causal_mask
-    return create_causal_mask(config=body.config, inputs_embeds=h, attention_mask=am, position_ids=pos,
-                              **{cache_kw(create_causal_mask): cache})
-
-def _prefix_states(body, prefix: list[int], n_frozen: int):
-    "Hidden states after the bottom `n_frozen` layers of decoder `body` over `prefix`, and those layers' keys/values."
-    import torch
-    from transformers import DynamicCache
-    with torch.no_grad():
-        ids = torch.tensor([prefix], device=body.embed_tokens.weight.device)
-        h, pos, cache = body.embed_tokens(ids), torch.arange(len(prefix),
-                                                             device=ids.device)[None], DynamicCache(config=body.config)
-        mask, pe, kw = _mask(body, h, None, cache, pos), body.rotary_emb(h,
-                position_ids=pos), cache_kw(body.layers[0].forward)
-        for layer in body.layers[:n_frozen]:
-            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos, use_cache=True, **{kw: cache})
-    return h, [(cache.layers[i].keys, cache.layers[i].values) for i in range(n_frozen)]
-
-# %% ../nbs/stage_4_sft.ipynb #8c75661c
-def share_frozen_prefix(lm, prefix: list[int], n_frozen: int):
-    ("Make `lm`'s decoder run its frozen bottom `n_frozen` layers over the shared token `prefix` once (see above); "
-     "returns `lm`.")
-    import torch
-    from transformers import DynamicCache
-    from transformers.modeling_outputs import BaseModelOutputWithPast
-    body, P, kept = lm.get_decoder(), len(prefix), {}
-    if not P or not frozen_prefix_ok(lm): return lm
-    usual, want, body.frozen_prefix_rows, ckw = body.forward, torch.tensor(prefix), 0, cache_kw(body.layers[0].forward)
-
-    def forward(input_ids=None, attention_mask=None, position_ids=None, cache=None, inputs_embeds=None, use_cache=None,
-                **kw):
-        B, L = input_ids.shape if input_ids is not None else (0, 0)
-        am = attention_mask if attention_mask is not None else (torch.ones_like(input_ids) if B else None)
-        if not B or L <= P or inputs_embeds is not None or cache is not None or use_cache or position_ids is not None \
-           or kw.get('output_hidden_states') or kw.get('output_attentions') or not bool((input_ids[:,
-                   :P] == want.to(input_ids.device)).all()) \
-           or not bool((am[:, :P] == 1).all()):
-            return usual(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, cache=cache,
-                         inputs_embeds=inputs_embeds, use_cache=use_cache, **kw)
-        if not kept: kept['h'], kept['kv'] = _prefix_states(body, prefix, n_frozen)
-        body.frozen_prefix_rows += B
-        pos = torch.arange(L, device=input_ids.device)[None].expand(B, L)
-        with torch.no_grad():
-            c = DynamicCache(config=body.config)
-            for i, (k, v) in enumerate(kept['kv']): c.update(k.expand(B, *k.shape[1:]).contiguous(),
-                                                             v.expand(B, *v.shape[1:]).contiguous(), i)
-            h = body.embed_tokens(input_ids[:, P:])
-            mask, pe = _mask(body, h, am, c, pos[:, P:]), body.rotary_emb(h, position_ids=pos[:, P:])
-            for layer in body.layers[:n_frozen]:
-                h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos[:, P:], use_cache=True,
-                          **{ckw: c})
-        h = torch.cat([kept['h'].expand(B, -1, -1), h], dim=1)
-        mask, pe = _mask(body, h, am, None, pos), body.rotary_emb(h, position_ids=pos)
-        kw.pop('return_dict', None)
-        for layer in body.layers[n_frozen:body.config.num_hidden_layers]:
-            h = layer(h, attention_mask=mask, position_embeddings=pe, position_ids=pos, use_cache=False, **{ckw: None},
-                      **kw)
-        return BaseModelOutputWithPast(last_hidden_state=body.norm(h))
-
-    body.forward = forward
-    return lm
-
-# %% ../nbs/stage_4_sft.ipynb #8dae51c9
-def prompt_prefix(rows: list, tokenizer, k: int = 8) -> list[int]:
-    "The token ids the first `k` rows' prompts (as the chat template renders them) all start with."
-    ids = [tokenizer.apply_chat_template(list(r['prompt']), tokenize=True, add_generation_prompt=True,
-                                         return_dict=False) for r in rows[:k]]
-    return ids[0][:shared_prefix(ids, min_len=1)] if len(ids) > 1 else []
-
 # %% ../nbs/stage_4_sft.ipynb #dd0f4e01
 def _dataset(rows: list):
     from datasets import Dataset
@@ -334,9 +243,6 @@ def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out:
         recipe = dataclasses.replace(recipe, per_device_batch=logits_batch(recipe.per_device_batch, recipe.max_length,
                                                                             lm.config.get_text_config().vocab_size))
     args = sft_config(recipe, out/'checkpoints', device=device, world_size=world_size, seed=seed)
-    prefix = prompt_prefix(train_rows,
-            tok) if recipe.frozen_prefix and recipe.lora_layers and path == 'peft' and not recipe.packing else []
-    if prefix: share_frozen_prefix(lm, prefix, n_layers(lm) - recipe.lora_layers)
     trainer = hold(SFTTrainer(model=lm, args=args, train_dataset=_dataset(train_rows), eval_dataset=_dataset(val_rows),
                               processing_class=tok, peft_config=peft_config), 'the SFT trainer')
     before = trainer.evaluate()['eval_loss'] if recipe.eval_before else None
@@ -349,9 +255,7 @@ def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out:
                  steps=st.global_step, wall_s=round(wall, 1), steps_per_s=round(st.global_step / wall, 4),
                  train_loss=result.training_loss, eval_loss_before=before, best_eval_loss=st.best_metric,
                  best_checkpoint=Path(st.best_model_checkpoint).name if st.best_model_checkpoint else None,
-                 history=list(st.log_history), adapter=str(out/'adapter'), merged=str(out/'merged'),
-                 frozen_prefix=dict(tokens=len(prefix), rows=getattr(lm.get_decoder(), 'frozen_prefix_rows', 0))
-                 if prefix else None)
+                 history=list(st.log_history), adapter=str(out/'adapter'), merged=str(out/'merged'))
     if trainer.is_world_process_zero():
         trainer.save_model(str(out/'adapter'))
         tok.save_pretrained(str(out/'adapter'))

@@ -150,7 +150,6 @@ def test_tiny_sft_run(tmp_path):
     assert f['steps'] == 2 and f['path'] == 'peft' and math.isfinite(f['train_loss'])
     from dagger.llm import holding, HAND_OFFS
     assert holding() == [] and f['hand_off']['to'] == 'after SFT' and f['hand_off'] in HAND_OFFS   # trainer and model are gone
-    assert f['frozen_prefix']['tokens'] > 0 and f['frozen_prefix']['rows'] > 0      # the cpu recipe's shared prompt start was used
     assert f['best_eval_loss'] < f['eval_loss_before']
     assert f['best_checkpoint'] in ('checkpoint-1', 'checkpoint-2') and not (tmp_path/'checkpoints').exists()
     assert (tmp_path/'adapter'/'adapter_config.json').exists()
@@ -186,28 +185,6 @@ def test_gpu_extra_is_pinned_and_stated():
     [stack] = [c.source for c in nb.cells if c.cell_type == 'markdown' and c.source.startswith('### The GPU stack')]
     for name, version in pins.items():
         assert version in stack and name.split('_')[0] in stack, (name, version)
-
-
-def test_frozen_prefix_only_where_tested(tmp_path, monkeypatch, caplog):
-    "Outside the tested transformers versions or model types the shared frozen prefix is off, with one log line."
-    import logging, transformers
-    from dagger.standins import build_standin
-    lm, *_ = S.load_for_training(str(build_standin('llama', tmp_path/'llama')), S.get_sft_recipe('cpu', lora_layers=2))
-    usual = lm.get_decoder().forward
-    monkeypatch.setattr(transformers, '__version__', '5.17.0')
-    with caplog.at_level(logging.INFO, logger='dagger.sft'):
-        S.share_frozen_prefix(lm, [1, 2, 3], 2)
-    assert lm.get_decoder().forward == usual and 'frozen prefix off' in caplog.text
-    monkeypatch.undo()
-    S.share_frozen_prefix(lm, [1, 2, 3], 2)
-    assert lm.get_decoder().forward != usual
-
-
-def test_cache_keyword_follows_the_signature():
-    from transformers.masking_utils import create_causal_mask
-    def old(config, inputs_embeds, attention_mask, past_key_values, position_ids=None): ...
-    assert S.cache_kw(old) == 'past_key_values'
-    assert S.cache_kw(create_causal_mask) in ('cache', 'past_key_values')
 
 
 def test_checkpointing_names_follow_the_installed_trl():
