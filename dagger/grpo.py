@@ -6,15 +6,15 @@ import contextlib, dataclasses, importlib, json, math, os, re, shutil, sys, time
 from dataclasses import dataclass
 from pathlib import Path
 from . import graph as G
-from .config import Profile, write_json, write_jsonl, atomic_write_text, run_info, load_profile
+from .config import Profile, write_json, write_jsonl, read_json, read_jsonl, atomic_write_text, run_info, load_profile
 from .prompts import student_prompt
 from .llm import (resolve_model, Sampling, get_backend, unload_models, resolve_device, cache_dir, vllm_settings, hand_off, hold,
                         release_attached_engine, unsloth_first, text_only_engine)
-from .eval import evaluate, summarize
+from .eval import evaluate, summarize, load_splits
 from .arms import arm, stage_arm, record_arm
 from .teacher import load_sets
 from .recipes import LoraSettings, GRPORecipe, GRPO_RECIPES, RecipeError, get_grpo_recipe, grpo_accumulation
-from .sft import (lora_config, model_lora_config, merge_adapter, fit_rows, validation_rows, unsloth_lora, merged_model, student_backend, precision, precision_kwargs, checkpointing_kwargs, logits_batch)
+from .sft import (lora_config, model_lora_config, merge_adapter, fit_rows, validation_rows, unsloth_lora, merged_model, student_backend, metrics_table, sft_dir, precision, precision_kwargs, checkpointing_kwargs, logits_batch)
 from . import layout
 
 # %% auto #0
@@ -23,7 +23,7 @@ __all__ = ['COMPONENTS', 'REWARD_FUNCS', 'BYTES', 'TRL_KEYS', 'HISTORY', 'comple
            'param_count', 'kv_bytes_per_token', 'colocate_memory', 'gpu_gb', 'prompt_length', 'fit_prompts', 'gold_of',
            'language_only_trl_vllm', 'language_only_unsloth_vllm', 'vllm_share', 'load_policy', 'checkpoints',
            'score_model', 'merge_checkpoint', 'select_checkpoint', 'train_grpo', 'history_frame', 'plot_rewards',
-           'grpo_dir', 'init_model', 'grpo_vs_sft', 'metrics_table', 'nodes_table', 'run_grpo', 'main']
+           'grpo_dir', 'init_model', 'grpo_vs_sft', 'nodes_table', 'run_grpo', 'write_grpo_eval', 'grpo_stage', 'main']
 
 # %% ../nbs/stage_5_grpo.ipynb #02c4bab4
 def completion_text(completion) -> str:
@@ -431,13 +431,6 @@ def grpo_vs_sft(cfg: Profile, grpo_model: str | Path, problems: list, split_size
     unload_models()
     return recs
 
-# %% ../nbs/stage_5_grpo.ipynb #f5ddd985
-def metrics_table(records: list):
-    "Execution rate, accuracy and mean output tokens per model."
-    import pandas as pd
-    s = summarize(pd.DataFrame(records))
-    return s[['model', 'method', 'split', 'n', 'exec_rate', 'accuracy', 'mean_tokens']]
-
 # %% ../nbs/stage_5_grpo.ipynb #e173a205
 def nodes_table(records: list, source: str = ''):
     ("Table 8: per phase (the records' `phase` and `init` fields), outputs, graphs parsed, mean nodes and mean |V_op| "
@@ -479,6 +472,37 @@ def run_grpo(cfg: Profile, recipe: GRPORecipe | None = None) -> dict:
         write_json(out/'run.json', {k: v for k, v in facts.items() if k != 'history'} | dict(run_info=run_info(cfg, stage='grpo')))
     return facts
 
+# %% ../nbs/stage_5_grpo.ipynb #4fba5d02
+def write_grpo_eval(cfg: Profile, merged: str | Path, t0: float | None = None, progress: bool = True) -> dict:
+    ("Evaluate the GRPO model beside the SFT model on the held-out sample; write records.jsonl, metrics.csv, nodes.csv "
+     "and the results into run.json.")
+    import pandas as pd
+    (held, size), = load_splits([cfg.sft.eval_split], cfg.sft.eval_sample_n, cfg.seed, cfg, limit=cfg.eval.n,
+                                prepared=True).values()
+    recs = grpo_vs_sft(cfg, merged, held, size, cfg.sft.eval_max_new_tokens, progress)
+    table, out = metrics_table(recs), layout.output(cfg, stage_arm(cfg, 'grpo').folder)
+    write_jsonl(out/'records.jsonl', recs)
+    atomic_write_text(out/'metrics.csv', table.to_csv(index=False))
+    ids, sft_recs = {p.id for p in held}, sft_dir(cfg)/'records.jsonl'
+    untrained = [r for r in read_jsonl(sft_recs) if r['phase'] == 'untrained' and r['method'] == 'dagger'
+                 and r['id'] in ids] if sft_recs.exists() else []
+    parts = [nodes_table(untrained, f'results/{cfg.name}/{sft_dir(cfg).name}/records.jsonl')] if untrained else []
+    nodes = pd.concat(parts + [nodes_table(recs, f'results/{cfg.name}/{out.name}/records.jsonl')], ignore_index=True)
+    atomic_write_text(out/'nodes.csv', nodes.to_csv(index=False))
+    write_json(out/'run.json', read_json(out/'run.json') | dict(
+        eval=dict(split=cfg.sft.eval_split, n=len(held), max_new_tokens=cfg.sft.eval_max_new_tokens,
+                  table=table.to_dict(orient='records')),
+        nodes=nodes.to_dict(orient='records'), stage_wall_s=round(time.time() - t0, 1) if t0 else None))
+    return dict(records=recs, table=table, nodes=nodes)
+
+def grpo_stage(cfg: Profile) -> dict:
+    "The GRPO stage: `run_grpo`, then on the first process `write_grpo_eval`; the facts, records, table and nodes."
+    t0 = time.time()
+    facts = run_grpo(cfg)
+    if int(os.environ.get('RANK', 0)) != 0: return dict(facts=facts)
+    return dict(facts=facts) | write_grpo_eval(cfg, facts['merged'], t0)
+
+# %% ../nbs/stage_5_grpo.ipynb #2490ea9a
 def main(argv=None):
     "Command line: GRPO-train a profile's model (`python -m dagger.grpo --profile paper [key=value ...]`)."
     import argparse
@@ -487,7 +511,7 @@ def main(argv=None):
     ap.add_argument('overrides', nargs='*', help='Profile fields as key=value, e.g. grpo.init=base')
     a = ap.parse_args(argv)
     cfg = load_profile(a.profile, **dict(o.split('=', 1) for o in a.overrides))
-    facts = run_grpo(cfg)
+    facts = grpo_stage(cfg)['facts']
     print(json.dumps({k: facts.get(k) for k in ('model', 'init', 'steps', 'wall_s', 'merged')} | dict(chosen=facts.get('selection', {}).get('chosen'))))
 
 if __name__ == '__main__' and getattr(globals().get('__spec__'), 'name', None) == 'dagger.grpo': main()   # python -m dagger.grpo

@@ -7,10 +7,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from . import graph as G
-from .config import Profile, write_json, atomic_write_text, run_info, load_profile
+from .config import Profile, write_json, write_jsonl, read_json, atomic_write_text, run_info, load_profile
 from .prompts import student_prompt
 from .llm import resolve_model, shared_prefix, backend_from_profile, resolve_device, hand_off, hold, unsloth_first
-from .eval import evaluate, summarize
+from .eval import evaluate, summarize, load_splits
 from .teacher import load_sets, without_annotations
 from .arms import stage_arm
 from . import layout
@@ -23,8 +23,8 @@ from .recipes import (PROJECTIONS, VISION_MODULES, LoraSettings, Recipe, SFT_REC
 __all__ = ['ORDERS', 'precision', 'precision_kwargs', 'checkpointing_kwargs', 'sft_config', 'lora_config', 'conversation_length',
            'final_op', 'fit_rows', 'n_layers', 'multimodal', 'model_lora_config', 'unsloth_lora', 'logits_batch',
            'load_for_training', 'save_processor', 'merge_adapter', 'validation_rows', 'train_sft', 'history_frame',
-           'plot_loss', 'before_after', 'student_backend', 'before_after_table', 'sft_dir', 'sft_folder',
-           'merged_model', 'run_sft', 'cli_profile', 'main']
+           'plot_loss', 'before_after', 'student_backend', 'metrics_table', 'sft_targets', 'write_before_after',
+           'sft_stage', 'sft_dir', 'sft_folder', 'merged_model', 'run_sft', 'cli_profile', 'main']
 
 # %% ../nbs/stage_4_sft.ipynb #4ddde967
 def precision(bf16: bool, device: str = 'cpu') -> str:
@@ -307,11 +307,44 @@ def student_backend(cfg: Profile, path: str | Path):
     "A backend for a trained student model folder (completions cached under a fingerprint of its weights)."
     return backend_from_profile(cfg, model=str(path))
 
-def before_after_table(records: list):
-    "Execution rate, accuracy and mean output tokens per model and method."
+def metrics_table(records: list):
+    "Execution rate, accuracy and mean output tokens per model and method (the SFT and GRPO stages' tables)."
     import pandas as pd
     s = summarize(pd.DataFrame(records))
     return s[['model', 'method', 'split', 'n', 'exec_rate', 'accuracy', 'mean_tokens']]
+
+# %% ../nbs/stage_4_sft.ipynb #bb296b37
+def sft_targets(table) -> dict:
+    "The stage's targets from its before/after table: the student executes >= 90% and beats untrained DAGGER and CoT."
+    row = lambda m, meth: table[table['model'].str.endswith(m) & (table['method'] == meth)].iloc[0]
+    sft_d, base_d, base_c = row('(SFT)', 'dagger'), row('(untrained)', 'dagger'), row('(untrained)', 'cot')
+    return {'SFT execution rate >= 90%': bool(sft_d['exec_rate'] >= 90),
+            'SFT accuracy > untrained dagger': bool(sft_d['accuracy'] > base_d['accuracy']),
+            'SFT accuracy > untrained cot': bool(sft_d['accuracy'] > base_c['accuracy'])}
+
+# %% ../nbs/stage_4_sft.ipynb #162133c0
+def write_before_after(cfg: Profile, merged: str | Path, t0: float | None = None, progress: bool = True) -> dict:
+    ("Evaluate the untrained and fine-tuned models on the held-out sample; write records.jsonl, metrics.csv and the "
+     "results into run.json.")
+    (held, size), = load_splits([cfg.sft.eval_split], cfg.sft.eval_sample_n, cfg.seed, cfg, limit=cfg.eval.n,
+                                prepared=True).values()
+    recs = before_after(cfg, merged, held, size, cfg.sft.eval_max_new_tokens, progress)
+    table, out = metrics_table(recs), layout.output(cfg, sft_folder(cfg))
+    write_jsonl(out/'records.jsonl', recs)
+    atomic_write_text(out/'metrics.csv', table.to_csv(index=False))
+    targets = sft_targets(table)
+    write_json(out/'run.json', read_json(out/'run.json') | dict(
+        before_after=table.to_dict(orient='records'), targets=targets,
+        eval=dict(split=cfg.sft.eval_split, n=len(held), max_new_tokens=cfg.sft.eval_max_new_tokens),
+        stage_wall_s=round(time.time() - t0, 1) if t0 else None))
+    return dict(records=recs, table=table, targets=targets)
+
+def sft_stage(cfg: Profile) -> dict:
+    "The SFT stage: `run_sft`, then on the first process `write_before_after`; the facts, records, table and targets."
+    t0 = time.time()
+    facts = run_sft(cfg)
+    if int(os.environ.get('RANK', 0)) != 0: return dict(facts=facts)
+    return dict(facts=facts) | write_before_after(cfg, facts['merged'], t0)
 
 # %% ../nbs/stage_4_sft.ipynb #878bb3de
 def sft_dir(cfg: Profile) -> Path:
@@ -378,8 +411,9 @@ def main(argv=None):
     ap.add_argument('overrides', nargs='*', help='Profile fields as key=value')
     a = ap.parse_args(argv)
     cfg = cli_profile(a.profile, a.model, a.overrides)
-    facts = run_sft(cfg)
-    print(json.dumps({k: facts[k] for k in ('model', 'steps', 'wall_s', 'best_eval_loss', 'merged')}))
+    stage = sft_stage(cfg)
+    print(json.dumps({k: stage['facts'][k] for k in ('model', 'steps', 'wall_s', 'best_eval_loss', 'merged')}
+                     | dict(targets=stage.get('targets'))))
 
 if __name__ == '__main__' and getattr(globals().get('__spec__'), 'name',
                                       None) == 'dagger.sft': main()   # python -m dagger.sft
