@@ -9,7 +9,8 @@ from . import graph as G
 from .config import project_root, write_json, write_jsonl, atomic_write_text, run_info, load_profile, Profile
 from .numbers import extract_numbers
 from .prompts import (LANG_NAMES, Exemplar, exemplars, labels, answer_phrase, cot_messages, dagger_prompt, strip_distractor, student_prompt,
-                            exemplar_question, EXEMPLAR_SETS, COT_CONFIGS, cot_config_prompt, graph_prompt, graph_examples)
+                            exemplar_question, EXEMPLAR_SETS, COT_CONFIGS, cot_config_prompt)
+from .gold import graph_prompt, graph_examples
 from .llm import backend_from_profile
 from .data import load_split
 from .eval import extract_answer, run_method, summarize, budget, load_splits, evaluate, intervals, paired_accuracy

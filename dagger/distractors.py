@@ -6,7 +6,7 @@ import hashlib, json, math, random, re
 from dataclasses import replace
 from pathlib import Path
 from . import layout
-from .config import write_jsonl, read_jsonl, atomic_write_text, project_root
+from .config import write_jsonl, read_jsonl, atomic_write_text, project_root, load_profile
 from .numbers import extract_numbers, format_number, to_ascii_digits
 from .graph import from_obj, execute
 from .prompts import LANG_NAMES
@@ -315,7 +315,6 @@ def distractmath_dir(cfg=None) -> Path:
 def spans_profile(cfg=None):
     ("`cfg` with the gold graphs in the spans form: the paper's form leaves out a problem whose computation uses a "
      "number its text does not name, and a distractor must still avoid every value of that computation.")
-    from dagger.config import load_profile
     return (cfg or load_profile('cpu')).replace(sft__gold_format='spans')
 
 def with_english(problems: list, src: str, cfg=None) -> list:

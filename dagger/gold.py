@@ -7,11 +7,13 @@ from .numbers import numbers, format_number, Number
 from .graph import from_obj, execute, is_correct, GraphError
 from collections import Counter
 from .numbers import extract_numbers, to_ascii_digits
+from .prompts import exemplars, exemplar_question, exemplar_graph, ExemplarGraphError, dagger_prompt
+from . import graph as G
 
 # %% auto #0
 __all__ = ['FINAL_LABEL', 'GOLD_FORMATS', 'LABEL_WORDS', 'OP_IDS', 'NAMED_BY', 'AROUND', 'GoldGraphError', 'solution_steps',
            'gsm8k_graph', 'msvamp_graph', 'verify_graph', 'label_text', 'words_after', 'words_before', 'words_around',
-           'const_label', 'paper_graph', 'distract_gold']
+           'const_label', 'paper_graph', 'distract_gold', 'paper_exemplar_graph', 'graph_examples', 'graph_prompt']
 
 # %% ../nbs/lib_16_gold.ipynb #db49690d
 class GoldGraphError(ValueError):
@@ -477,3 +479,28 @@ def distract_gold(orig, added: list, answer: float, values: list | None = None) 
                                   val=_whole(n.value) if paper else float(n.value), distractor=True, label=label))
     g['nodes'] = extra + g['nodes']
     return g
+
+# %% ../nbs/lib_16_gold.ipynb #569bc587
+def paper_exemplar_graph(i: int, lang: str) -> dict:
+    "The worked graph of MGSM exemplar `i` in `lang`, in the paper's form (ids named from the English exemplar)."
+    g = exemplar_graph(i, lang)
+    q_en = exemplar_question(exemplars('en')[i - 1], 'en')
+    def english(v):
+        try: return const_label(q_en, v, 'en')[0]
+        except GoldGraphError: return ''
+    named = {'nodes': [dict(n, label=english(n['val'])) if n['op'] == 'const' else n for n in g['nodes']]}
+    return paper_graph(named, exemplar_question(exemplars(lang)[i - 1], lang), lang)
+
+# %% ../nbs/lib_16_gold.ipynb #670b36c5
+def graph_examples(lang: str, k: int = 3, form: str = 'paper') -> list[tuple[str, dict]]:
+    "The first `k` MGSM exemplars of `lang` that make a worked graph, as (question, graph) pairs, in `form` ('paper' or 'spans')."
+    out, make = [], paper_exemplar_graph if form == 'paper' else exemplar_graph
+    for i in range(1, len(exemplars(lang)) + 1):
+        try: out.append((exemplar_question(exemplars(lang)[i - 1], lang), make(i, lang)))
+        except (ExemplarGraphError, GoldGraphError): continue
+        if len(out) == k: return out
+    raise ExemplarGraphError(f'only {len(out)} MGSM exemplars of {lang!r} make a worked graph; {k} wanted')
+
+def graph_prompt(question: str, lang: str, distractor: bool = True) -> list[dict]:
+    "Table 5's 3-shot DAGGER prompt: English instructions, three worked graphs in the problem's language."
+    return dagger_prompt(question, lang, examples=graph_examples(lang), distractor=distractor)

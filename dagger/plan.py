@@ -6,6 +6,7 @@ import json, time
 from pathlib import Path
 import pandas as pd
 from . import prompts as P
+from .gold import graph_prompt
 from .config import ConfigError, project_root, write_json, atomic_write_text, read_json, load_profile
 from .paper import load_table
 from .roster import PAPER_TABLES, SPLIT_N, selected
@@ -121,7 +122,7 @@ def question_chars(split: str, A: dict) -> float:
 
 # %% ../nbs/lib_20_plan.ipynb #e7b98b73
 def _builder(system, method: str, variant: str):
-    if variant == 'graph3': return P.graph_prompt
+    if variant == 'graph3': return graph_prompt
     if variant: return P.cot_config_prompt(variant)
     if method == 'dagger' and system.trains: return lambda q, l: P.dagger_prompt(q, l, distractor=system.annotations)
     return {'cot': P.cot_messages, 'reasoning': P.reasoning_messages, 'dagger': P.dagger_prompt, 'pot': P.pot_messages,

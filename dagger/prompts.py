@@ -8,7 +8,6 @@ from functools import lru_cache
 from pathlib import Path
 from .config import project_root
 from .numbers import extract_numbers
-from .gold import paper_graph, const_label, GoldGraphError
 from . import graph as G
 
 # %% auto #0
@@ -17,8 +16,7 @@ __all__ = ['LANG_NAMES', 'OP_HELP', 'PEN_EXAMPLE', 'POT_EXAMPLE', 'ANSWER_PHRASE
            'strip_distractor', 'pen_examples', 'dagger_prompt', 'pot_messages', 'answer_phrase',
            'got_generate_messages', 'got_score_messages', 'got_aggregate_messages', 'got_refine_messages',
            'brief_dagger_prompt', 'student_prompt', 'exemplar_question', 'exemplar_set', 'answer_sentence',
-           'instruction_messages', 'cot_config_prompt', 'ExemplarGraphError', 'exemplar_equations', 'exemplar_graph',
-           'paper_exemplar_graph', 'graph_examples', 'graph_prompt']
+           'instruction_messages', 'cot_config_prompt', 'ExemplarGraphError', 'exemplar_equations', 'exemplar_graph']
 
 # %% ../nbs/lib_10_prompts.ipynb #4ab9ffcf
 LANG_NAMES = {'bn': 'Bangla', 'en': 'English', 'de': 'German', 'es': 'Spanish', 'fr': 'French', 'ja': 'Japanese',
@@ -333,28 +331,3 @@ def exemplar_graph(i: int, lang: str) -> dict:
         raise ExemplarGraphError(f'exemplar {i} ({lang}): graph gives {G.execute(G.from_obj(g)):g}, exemplar says '
                                  f'{e.number:g}')
     return g
-
-# %% ../nbs/lib_10_prompts.ipynb #569bc587
-def paper_exemplar_graph(i: int, lang: str) -> dict:
-    "The worked graph of MGSM exemplar `i` in `lang`, in the paper's form (ids named from the English exemplar)."
-    g = exemplar_graph(i, lang)
-    q_en = exemplar_question(exemplars('en')[i - 1], 'en')
-    def english(v):
-        try: return const_label(q_en, v, 'en')[0]
-        except GoldGraphError: return ''
-    named = {'nodes': [dict(n, label=english(n['val'])) if n['op'] == 'const' else n for n in g['nodes']]}
-    return paper_graph(named, exemplar_question(exemplars(lang)[i - 1], lang), lang)
-
-# %% ../nbs/lib_10_prompts.ipynb #670b36c5
-def graph_examples(lang: str, k: int = 3, form: str = 'paper') -> list[tuple[str, dict]]:
-    "The first `k` MGSM exemplars of `lang` that make a worked graph, as (question, graph) pairs, in `form` ('paper' or 'spans')."
-    out, make = [], paper_exemplar_graph if form == 'paper' else exemplar_graph
-    for i in range(1, len(exemplars(lang)) + 1):
-        try: out.append((exemplar_question(exemplars(lang)[i - 1], lang), make(i, lang)))
-        except (ExemplarGraphError, GoldGraphError): continue
-        if len(out) == k: return out
-    raise ExemplarGraphError(f'only {len(out)} MGSM exemplars of {lang!r} make a worked graph; {k} wanted')
-
-def graph_prompt(question: str, lang: str, distractor: bool = True) -> list[dict]:
-    "Table 5's 3-shot DAGGER prompt: English instructions, three worked graphs in the problem's language."
-    return dagger_prompt(question, lang, examples=graph_examples(lang), distractor=distractor)

@@ -9,6 +9,7 @@ from dagger.config import load_profile
 from dagger.data import Problem
 from dagger.eval import extract_answer
 from dagger.prompts import exemplars, labels, cot_messages, dagger_prompt
+from dagger import gold as GOLD
 
 LANGS = ['en', 'es', 'te', 'th']
 
@@ -102,7 +103,7 @@ def test_answer_sentence_is_read_back(lang, sentence):
 @pytest.mark.parametrize('lang', LANGS)
 def test_graph_examples_execute_to_exemplar_numbers(lang):
     from dagger.gold import label_text
-    ex = P.graph_examples(lang)
+    ex = GOLD.graph_examples(lang)
     assert len(ex) == 3
     for (q, g), i in zip(ex, (3, 5, 7)):
         e = exemplars(lang)[i - 1]
@@ -113,7 +114,7 @@ def test_graph_examples_execute_to_exemplar_numbers(lang):
         consts = [n for n in g['nodes'] if n['op'] == 'const']
         assert all(str(n['val']) in q for n in consts)                         # constants are the exemplar's numbers
         assert all(n['label'] and label_text(n['label']) in label_text(q) for n in consts)   # labels are spans of its question
-        assert P.graph_examples(lang, form='spans')[[3, 5, 7].index(i)][1]['nodes'][0]['id'] == 'n1'   # the old form stays
+        assert GOLD.graph_examples(lang, form='spans')[[3, 5, 7].index(i)][1]['nodes'][0]['id'] == 'n1'   # the old form stays
         assert G.declared_distractors(graph) == []
         assert g['nodes'][-1]['id'] == 'final_result'
 
@@ -125,18 +126,18 @@ def test_exemplar_graph_rejects_implicit_numbers():
 
 
 def test_labels_follow_language():
-    g = P.graph_examples('th')[0][1]
+    g = GOLD.graph_examples('th')[0][1]
     assert all(any('\u0e00' <= ch <= '\u0e7f' for ch in n['label']) for n in g['nodes'])
-    g = P.graph_examples('te')[0][1]
+    g = GOLD.graph_examples('te')[0][1]
     assert all(any('\u0c00' <= ch <= '\u0c7f' for ch in n['label']) for n in g['nodes'])
 
 
 def test_graph_prompt_shape():
-    p = P.graph_prompt('Pedro tiene 3 manzanas y compra 2 más.', 'es')[0]['content']
+    p = GOLD.graph_prompt('Pedro tiene 3 manzanas y compra 2 más.', 'es')[0]['content']
     assert 'problems written in Spanish' in p and p.count('Example ') == 3 and 'Leah tenía 32 chocolates' in p
     assert p.endswith('Question: Pedro tiene 3 manzanas y compra 2 más.\nOutput:')
     assert p.count('"final_result"') == dagger_prompt('x', 'es', examples=[])[0]['content'].count('"final_result"') + 3
-    bare = P.graph_prompt('Pedro tiene 3 manzanas.', 'es', distractor=False)[0]['content']
+    bare = GOLD.graph_prompt('Pedro tiene 3 manzanas.', 'es', distractor=False)[0]['content']
     assert 'distractor' not in bare
 
 
@@ -146,7 +147,7 @@ def test_without_annotations_strips_target_and_prompt():
     from dagger.teacher import without_annotations
     from dagger.prompts import student_prompt
     cfg = load_profile('cpu')
-    q, g = P.graph_examples('en', form='spans')[1]
+    q, g = GOLD.graph_examples('en', form='spans')[1]
     g = json.loads(json.dumps(g)); g['nodes'][1]['distractor'] = True; g['nodes'][4]['args'] = ['s1', 'n3']
     row = dict(id='r', question=q, lang='en', prompt=student_prompt(cfg)(q, 'en'),
                completion=[dict(role='assistant', content=G.format_graph(g))])
