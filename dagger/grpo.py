@@ -14,15 +14,15 @@ from .eval import evaluate, summarize, load_splits
 from .arms import arm, stage_arm, record_arm
 from .teacher import load_sets
 from .recipes import LoraSettings, GRPORecipe, GRPO_RECIPES, RecipeError, get_grpo_recipe, grpo_accumulation
-from .sft import (lora_config, model_lora_config, merge_adapter, fit_rows, validation_rows, unsloth_lora, merged_model, student_backend, metrics_table, sft_dir, precision, precision_kwargs, checkpointing_kwargs, logits_batch)
+from .sft import (lora_config, model_lora_config, merge_adapter, fit_rows, validation_rows, unsloth_lora, merged_model, student_backend, metrics_table, sft_dir, unsloth_ok, precision, precision_kwargs, checkpointing_kwargs, logits_batch)
 from . import layout
 
 # %% auto #0
 __all__ = ['COMPONENTS', 'REWARD_FUNCS', 'BYTES', 'TRL_KEYS', 'HISTORY', 'completion_text', 'reward_table', 'graph_size',
-           'format_reward', 'execution_reward', 'accuracy_reward', 'vllm_ok', 'unsloth_ok', 'grpo_config',
-           'param_count', 'kv_bytes_per_token', 'colocate_memory', 'gpu_gb', 'prompt_length', 'fit_prompts', 'gold_of',
+           'format_reward', 'execution_reward', 'accuracy_reward', 'vllm_ok', 'grpo_config', 'param_count',
+           'kv_bytes_per_token', 'colocate_memory', 'gpu_gb', 'prompt_length', 'fit_prompts', 'gold_of',
            'language_only_trl_vllm', 'language_only_unsloth_vllm', 'vllm_share', 'load_policy', 'checkpoints',
-           'score_model', 'merge_checkpoint', 'select_checkpoint', 'train_grpo', 'history_frame', 'plot_rewards',
+           'score_model', 'merge_checkpoint', 'select_checkpoint', 'train_grpo', 'reward_history', 'plot_rewards',
            'grpo_dir', 'init_model', 'grpo_vs_sft', 'nodes_table', 'run_grpo', 'write_grpo_eval', 'grpo_stage', 'main']
 
 # %% ../nbs/stage_5_grpo.ipynb #02c4bab4
@@ -90,10 +90,6 @@ def _installed(name: str) -> bool:
 def vllm_ok(recipe: GRPORecipe) -> bool:
     "Will generation run on vLLM (recipe asks, vLLM installed, GPU visible)?"
     return recipe.use_vllm and _installed('vllm') and _gpu()
-
-def unsloth_ok(recipe: GRPORecipe) -> bool:
-    "Will the model load through unsloth (recipe asks, unsloth installed, GPU visible)?"
-    return recipe.unsloth and _installed('unsloth') and _gpu()
 
 # %% ../nbs/stage_5_grpo.ipynb #a01d9910
 def grpo_config(recipe: GRPORecipe, output_dir: str | Path, device: str = 'cpu', world_size: int = 1, seed: int = 0,
@@ -239,7 +235,7 @@ def load_policy(model: str, recipe: GRPORecipe, seed: int = 0):
     return lm, tok, model_lora_config(recipe, lm), 'peft'
 
 # %% ../nbs/stage_5_grpo.ipynb #c4418199
-def _dataset(rows: list):
+def _prompt_dataset(rows: list):
     from datasets import Dataset
     return Dataset.from_list([dict(id=r.get('id', str(i)), prompt=r['prompt'], solution=gold_of(r)) for i,
                               r in enumerate(rows)])
@@ -328,7 +324,7 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
     if (out/'checkpoints').exists(): shutil.rmtree(out/'checkpoints')
     with language_only_trl_vllm() if args.use_vllm and args.vllm_mode == 'colocate' else contextlib.nullcontext():
         trainer = hold(GRPOTrainer(model=lm, reward_funcs=list(REWARD_FUNCS), args=args,
-                                   train_dataset=_dataset(train_rows),
+                                   train_dataset=_prompt_dataset(train_rows),
                                    processing_class=tok, peft_config=peft_config), 'the GRPO trainer')
     t0 = time.time()
     result = trainer.train()
@@ -362,7 +358,7 @@ HISTORY = {'reward': 'reward', 'reward_std': 'reward_std', 'rewards/format_rewar
            'completions/clipped_ratio': 'clipped_ratio', 'graph/nodes': 'nodes', 'graph/ops': 'ops',
            'learning_rate': 'learning_rate', 'loss': 'loss', 'grad_norm': 'grad_norm', 'entropy': 'entropy'}
 
-def history_frame(facts: dict):
+def reward_history(facts: dict):
     "One row per logged optimiser step: rewards (mean, std, parts), completion lengths, graph sizes, lr, loss."
     import pandas as pd
     rows = [dict(step=h['step'], **{new: h.get(old) for old, new in HISTORY.items()}) for h in facts['history']
@@ -468,7 +464,7 @@ def run_grpo(cfg: Profile, recipe: GRPORecipe | None = None) -> dict:
                        backend_kw=kw, init_cache=cache_dir(cfg.cache_dir or None)/'completions.sqlite')
     facts |= dict(init=cfg.grpo.init, phase=stage_arm(cfg, 'grpo').label, fit_train=fit, fit_val=vfit, val_ids=[r['id'] for r in val_rows])
     if int(os.environ.get('RANK', 0)) == 0:
-        atomic_write_text(out/'history.csv', history_frame(facts).to_csv(index=False))
+        atomic_write_text(out/'history.csv', reward_history(facts).to_csv(index=False))
         write_json(out/'run.json', {k: v for k, v in facts.items() if k != 'history'} | dict(run_info=run_info(cfg, stage='grpo')))
     return facts
 

@@ -21,10 +21,10 @@ from .recipes import (PROJECTIONS, VISION_MODULES, LoraSettings, Recipe, SFT_REC
 
 # %% auto #0
 __all__ = ['ORDERS', 'precision', 'precision_kwargs', 'checkpointing_kwargs', 'sft_config', 'lora_config', 'conversation_length',
-           'final_op', 'fit_rows', 'n_layers', 'multimodal', 'model_lora_config', 'unsloth_lora', 'logits_batch',
-           'load_for_training', 'save_processor', 'merge_adapter', 'validation_rows', 'train_sft', 'history_frame',
-           'plot_loss', 'before_after', 'student_backend', 'metrics_table', 'sft_targets', 'write_before_after',
-           'sft_stage', 'sft_dir', 'sft_folder', 'merged_model', 'run_sft', 'cli_profile', 'main']
+           'final_op', 'fit_rows', 'unsloth_ok', 'n_layers', 'multimodal', 'model_lora_config', 'unsloth_lora',
+           'logits_batch', 'load_for_training', 'save_processor', 'merge_adapter', 'validation_rows', 'train_sft',
+           'loss_history', 'plot_loss', 'before_after', 'student_backend', 'metrics_table', 'sft_targets',
+           'write_before_after', 'sft_stage', 'sft_dir', 'sft_folder', 'merged_model', 'run_sft', 'cli_profile', 'main']
 
 # %% ../nbs/stage_4_sft.ipynb #4ddde967
 def precision(bf16: bool, device: str = 'cpu') -> str:
@@ -120,7 +120,8 @@ def fit_rows(rows: list, tokenizer, max_length: int, n: int = 0, length=conversa
     return keep, rep | (dict(groups=dict(Counter(key(r) for r in keep))) if order == 'balanced' else {})
 
 # %% ../nbs/stage_4_sft.ipynb #a2b40c3c
-def _unsloth_ok(recipe: Recipe) -> bool:
+def unsloth_ok(recipe) -> bool:
+    "Will the model train through unsloth (the recipe asks, unsloth is installed, a GPU is visible)? SFT and GRPO alike."
     if not recipe.unsloth: return False
     import importlib.util
     if importlib.util.find_spec('unsloth') is None: return False
@@ -168,7 +169,7 @@ def load_for_training(model: str, recipe: Recipe, seed: int = 0):
     path = model
     if model.startswith('embedded:'):
         path = resolve_model(model)
-    if _unsloth_ok(recipe):
+    if unsloth_ok(recipe):
         from unsloth import FastLanguageModel
         lm, tok = FastLanguageModel.from_pretrained(path, max_seq_length=recipe.max_length, dtype=None,
                                                     load_in_4bit=False, text_only=True)
@@ -182,7 +183,7 @@ def load_for_training(model: str, recipe: Recipe, seed: int = 0):
     return lm, tok, model_lora_config(recipe, lm), 'peft'
 
 # %% ../nbs/stage_4_sft.ipynb #dd0f4e01
-def _dataset(rows: list):
+def _sft_dataset(rows: list):
     from datasets import Dataset
     return Dataset.from_list([dict(prompt=r['prompt'], completion=r['completion']) for r in rows])
 
@@ -243,7 +244,7 @@ def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out:
         recipe = dataclasses.replace(recipe, per_device_batch=logits_batch(recipe.per_device_batch, recipe.max_length,
                                                                             lm.config.get_text_config().vocab_size))
     args = sft_config(recipe, out/'checkpoints', device=device, world_size=world_size, seed=seed)
-    trainer = hold(SFTTrainer(model=lm, args=args, train_dataset=_dataset(train_rows), eval_dataset=_dataset(val_rows),
+    trainer = hold(SFTTrainer(model=lm, args=args, train_dataset=_sft_dataset(train_rows), eval_dataset=_sft_dataset(val_rows),
                               processing_class=tok, peft_config=peft_config), 'the SFT trainer')
     before = trainer.evaluate()['eval_loss'] if recipe.eval_before else None
     t0 = time.time()
@@ -269,7 +270,7 @@ def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out:
     return facts
 
 # %% ../nbs/stage_4_sft.ipynb #501cea90
-def history_frame(facts: dict):
+def loss_history(facts: dict):
     "Training and validation losses per step from a run's log history (validation at step 0 when measured)."
     import pandas as pd
     rows = [dict(step=0, eval_loss=facts['eval_loss_before'])] if facts.get('eval_loss_before') is not None else []
@@ -383,7 +384,7 @@ def run_sft(cfg: Profile, model: str | None = None, recipe: Recipe | None = None
     facts |= dict(fit_train=fit, fit_val=vfit, train_ids=[r['id'] for r in train_rows],
                   val_ids=[r['id'] for r in val_rows])
     if int(os.environ.get('RANK', 0)) == 0:
-        atomic_write_text(out/'history.csv', history_frame(facts).to_csv(index=False))
+        atomic_write_text(out/'history.csv', loss_history(facts).to_csv(index=False))
         write_json(out/'run.json', {k: v for k, v in facts.items() if k != 'history'}
                    | dict(run_info=run_info(cfg, stage='sft')))
     return facts

@@ -218,12 +218,12 @@ def test_profiles_and_arms():
         load_profile('cpu', grpo__init='scratch')
 
 
-def test_history_frame():
+def test_reward_history():
     facts = dict(history=[dict(loss=0.0, grad_norm=0.1, learning_rate=2e-5, reward=1.0, reward_std=0.5, step=1,
                                **{'rewards/format_reward/mean': 0.5, 'rewards/execution_reward/mean': 0.25,
                                   'rewards/accuracy_reward/mean': 0.25, 'completions/mean_length': 120.0, 'graph/nodes': 6.0}),
                           dict(train_runtime=3.0, step=1)])
-    h = R.history_frame(facts)
+    h = R.reward_history(facts)
     assert list(h['step']) == [1] and h.loc[0, 'format'] == 0.5 and h.loc[0, 'completion_length'] == 120 and h.loc[0, 'nodes'] == 6
     assert math.isnan(h.loc[0, 'ops']) and list(h.columns[:4]) == ['step', 'reward', 'reward_std', 'format']
 
@@ -264,7 +264,7 @@ def test_tiny_grpo_run(tmp_path):
     from dagger.llm import holding
     assert holding() == [] and f['hand_off']['to'] == 'GRPO checkpoint selection'   # policy and trainer gone before scoring
     assert f['trl_args']['loss_type'] == 'bnpo' and f['trl_args']['num_generations'] == 2 and f['trl_args']['max_steps'] == 2
-    h = R.history_frame(f)
+    h = R.reward_history(f)
     assert list(h['step']) == [1, 2]
     for _, row in h.iterrows():
         assert 0 <= row['reward'] <= 2 and math.isclose(row['reward'], row['format'] + row['execution'] + row['accuracy'], abs_tol=1e-6)

@@ -132,7 +132,7 @@ def captured():
         for name, attrs in mods.items():
             mod = types.ModuleType(name); mod.__dict__.update(attrs); mp.setitem(sys.modules, name, mod)
         mp.setattr(llm, '_cuda', lambda: True); mp.setattr(llm, '_ENGINE', {})          # a GPU machine, a fresh engine slot
-        mp.setattr(sft, '_unsloth_ok', lambda r: True)
+        mp.setattr(sft, 'unsloth_ok', lambda r: True)
         mp.setattr(grpo, 'unsloth_ok', lambda r: True); mp.setattr(grpo, 'vllm_ok', lambda r: True)
         mp.setattr(grpo, 'vllm_share', lambda model, recipe: 0.4)
         cfg = config.load_profile('paper')

@@ -70,10 +70,10 @@ def test_batch_arithmetic():
     assert S.get_sft_recipe('cpu', lora_r=4).lora_r == 4
 
 
-def test_history_frame():
+def test_loss_history():
     facts = dict(eval_loss_before=2.0, history=[dict(loss=1.5, learning_rate=1e-3, step=1), dict(eval_loss=1.2, step=2),
                                                 dict(loss=1.1, learning_rate=5e-4, step=2), dict(train_runtime=3.0, step=2)])
-    h = S.history_frame(facts)
+    h = S.loss_history(facts)
     assert list(h['step']) == [0, 1, 2] and h.loc[2, 'eval_loss'] == 1.2 and h.loc[2, 'loss'] == 1.1 and h.loc[0, 'eval_loss'] == 2.0
 
 
