@@ -311,7 +311,7 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
                backend_kw: dict | None = None, init_cache=None) -> dict:
     ("GRPO-train `model` on prompt rows with the execution reward; choose a checkpoint on `val_rows`, merge it; return "
      "the run's facts.")
-    out, val_rows = Path(out), validation_rows(train_rows, val_rows, recipe.n_val)
+    out, val_rows = Path(out), validation_rows(train_rows, val_rows, recipe.val_problems)
     hand_off('GRPO training')
     lm, tok, peft_config, path = load_policy(model, recipe, seed)   # first: unsloth wants to be imported before trl
     from trl import GRPOTrainer
@@ -456,7 +456,7 @@ def run_grpo(cfg: Profile, recipe: GRPORecipe | None = None) -> dict:
     sets = load_sets(cfg, ('grpo_train', 'sft_val'))
     tok = AutoTokenizer.from_pretrained(resolve_model(model))
     train_rows, fit = fit_prompts(sets['grpo_train'], tok, recipe.max_prompt_length)
-    val_rows, vfit = fit_prompts(sets['sft_val'], tok, recipe.max_prompt_length, recipe.n_val)
+    val_rows, vfit = fit_prompts(sets['sft_val'], tok, recipe.max_prompt_length, recipe.val_problems)
     device = resolve_device(cfg.device)
     kw = dict(device=cfg.device, batch_size=cfg.batch_size) if cfg.backend == 'transformers' else \
          dict(tensor_parallel_size=cfg.tensor_parallel_size, seed=cfg.seed) | vllm_settings(cfg) if cfg.backend == 'vllm' else {}

@@ -43,7 +43,7 @@ class Recipe(LoraSettings):
     packing: bool = True
     eval_steps: int = 0                  # validate (and checkpoint) every k steps; 0 = every epoch
     eval_before: bool = False            # also measure the validation loss before training (step 0)
-    n_val: int = 0                       # validation examples used; 0 = all
+    val_examples: int = 0                # validation examples used; 0 = all
     logging_steps: int = 10
     merge_dtype: str = 'bfloat16'        # the merged model's weights
     unsloth: bool = True                 # use unsloth's fast path when it is installed and a GPU is visible
@@ -54,11 +54,11 @@ SFT_RECIPES = {
     'paper': Recipe(),
     'cpu': Recipe(lora_r=16, lora_alpha=32, use_rslora=False, lora_layers=10, max_length=1280, global_batch=2,
                   per_device_batch=1, epochs=1.0, learning_rate=2e-3, min_lr=2e-4, weight_decay=0.0, bf16=False,
-                  gradient_checkpointing=False, packing=False, eval_steps=16, eval_before=True, n_val=2,
+                  gradient_checkpointing=False, packing=False, eval_steps=16, eval_before=True, val_examples=2,
                   logging_steps=1),
     'dry': Recipe(lora_r=8, lora_alpha=16, use_rslora=False, max_length=8192, global_batch=1, per_device_batch=1,
                   epochs=1.0, learning_rate=1e-3, min_lr=1e-3, weight_decay=0.0, bf16=False,
-                  gradient_checkpointing=False, packing=False, eval_steps=1, n_val=1, logging_steps=1, unsloth=False),
+                  gradient_checkpointing=False, packing=False, eval_steps=1, val_examples=1, logging_steps=1, unsloth=False),
 }
 
 # %% ../nbs/lib_02_recipes.ipynb #b264cd2d
@@ -113,7 +113,7 @@ class GRPORecipe(LoraSettings):
     max_grad_norm: float = 1.0
     gradient_checkpointing: bool = True
     save_steps: int = 0                   # checkpoint every k steps; 0 = every epoch
-    n_val: int = 0                        # validation problems each checkpoint is scored on; 0 = all
+    val_problems: int = 0                 # validation problems each checkpoint is scored on; 0 = all
     val_max_new_tokens: int = 0           # greedy budget when scoring a checkpoint; 0 = max_completion_length
     score_init: bool = True               # also score the starting model on the validation problems (a reference)
     logging_steps: int = 1
@@ -132,14 +132,14 @@ GRPO_RECIPES = {
     'cpu': GRPORecipe(lora_r=16, lora_alpha=32, lora_layers=10, max_prompt_length=1152, max_completion_length=256,
                       num_generations=2, global_batch=2, per_device_batch=2, epochs=1.0, max_steps=2,
                       learning_rate=3e-4, min_lr=3e-4, warmup_steps=0, bf16=False, gradient_checkpointing=False,
-                      save_steps=2, n_val=2, score_init=False, use_vllm=False, unsloth=False),
+                      save_steps=2, val_problems=2, score_init=False, use_vllm=False, unsloth=False),
     'cpu-study': GRPORecipe(lora_r=16, lora_alpha=32, lora_layers=10, max_prompt_length=512, max_completion_length=256,
                             num_generations=4, global_batch=4, per_device_batch=4, epochs=1.0, max_steps=10,
                             learning_rate=2e-4, min_lr=2e-5, warmup_steps=0, bf16=False, gradient_checkpointing=False,
-                            save_steps=10, n_val=2, score_init=False, use_vllm=False, unsloth=False),
+                            save_steps=10, val_problems=2, score_init=False, use_vllm=False, unsloth=False),
     'dry': GRPORecipe(lora_r=8, lora_alpha=16, max_prompt_length=8192, max_completion_length=16, num_generations=2,
                       global_batch=2, per_device_batch=2, epochs=1.0, max_steps=1, learning_rate=1e-3, min_lr=1e-3,
-                      warmup_steps=0, bf16=False, gradient_checkpointing=False, save_steps=1, n_val=1, score_init=False,
+                      warmup_steps=0, bf16=False, gradient_checkpointing=False, save_steps=1, val_problems=1, score_init=False,
                       use_vllm=False, unsloth=False),
 }
 

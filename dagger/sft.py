@@ -222,19 +222,19 @@ def merge_adapter(peft_model, tokenizer, dest: str | Path, dtype: str = 'bfloat1
     return dest
 
 # %% ../nbs/stage_4_sft.ipynb #d907797c
-def validation_rows(train_rows: list, val_rows: list, n_val: int = 0) -> list:
-    ("The first `n_val` validation rows (all if 0) of a run; a run without training or validation rows is a "
+def validation_rows(train_rows: list, val_rows: list, n: int = 0) -> list:
+    ("The first `n` validation rows (all if 0) of a run; a run without training or validation rows is a "
      "`RecipeError`.")
     if not train_rows or not val_rows: raise RecipeError(f'need training and validation rows, got {len(train_rows)} '
                                                          f'and {len(val_rows)}')
-    return val_rows[:n_val] if n_val else val_rows
+    return val_rows[:n] if n else val_rows
 
 # %% ../nbs/stage_4_sft.ipynb #d8dbf5c4
 def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out: str | Path, device: str = 'cpu',
               seed: int = 0, world_size: int | None = None) -> dict:
     ("Fine-tune `model` on prompt–completion rows; keep the best adapter by validation loss, merge it; return the "
      "run's facts.")
-    out, val_rows = Path(out), validation_rows(train_rows, val_rows, recipe.n_val)
+    out, val_rows = Path(out), validation_rows(train_rows, val_rows, recipe.val_examples)
     hand_off('SFT training')
     lm, tok, peft_config, path = load_for_training(model, recipe,
                                                    seed)   # first: unsloth wants to be imported before trl
@@ -375,7 +375,7 @@ def run_sft(cfg: Profile, model: str | None = None, recipe: Recipe | None = None
     tok = _tokenizer(model)
     train_rows, fit = fit_rows(sets['sft_train'], tok, recipe.max_length, cfg.sft.n_train, order=cfg.sft.select,
                                seed=cfg.seed)
-    val_rows, vfit = fit_rows(sets['sft_val'], tok, recipe.max_length, recipe.n_val)
+    val_rows, vfit = fit_rows(sets['sft_val'], tok, recipe.max_length, recipe.val_examples)
     if not cfg.sft.annotations:   # the same examples as the annotated run, stripped (they only get shorter)
         bare = student_prompt(cfg)
         train_rows, val_rows = ([without_annotations(r, bare) for r in rows] for rows in (train_rows, val_rows))

@@ -257,7 +257,7 @@ def test_tiny_grpo_run(tmp_path):
     rows = [dict(id=f't{i}', prompt=[dict(role='user', content=copy(a, b))], solution=float(a + b))
             for i, (a, b) in enumerate([(3, 5), (7, 2), (4, 9), (6, 8)])]
     recipe = R.get_grpo_recipe('cpu', max_completion_length=64, num_generations=2, global_batch=2, per_device_batch=2, max_steps=2,
-                          save_steps=1, n_val=2, val_max_new_tokens=64, score_init=True)
+                          save_steps=1, val_problems=2, val_max_new_tokens=64, score_init=True)
     f = R.train_grpo('embedded:smollm2-135m', rows, rows[2:], recipe, tmp_path, device='cpu', seed=0,
                      backend_kw=dict(device='cpu', batch_size=2), init_cache=None)
     assert f['steps'] == 2 and f['path'] == 'peft' and f['use_vllm'] is False and math.isfinite(f['train_loss'])

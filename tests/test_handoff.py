@@ -52,7 +52,7 @@ def test_the_tiny_sft_run_hands_off_before_an_engine(fake_vllm, tmp_path):
     from test_sft import _rows
     built, _, install = fake_vllm
     rows = _rows()
-    recipe = S.get_sft_recipe('cpu', max_length=256, eval_steps=1, n_val=2, epochs=1.0, lora_layers=2, global_batch=1)
+    recipe = S.get_sft_recipe('cpu', max_length=256, eval_steps=1, val_examples=2, epochs=1.0, lora_layers=2, global_batch=1)
     S.train_sft('embedded:smollm2-135m', rows[:1], rows[:1], recipe, tmp_path, device='cpu', seed=0)
     install()                                                   # vLLM is there for the engine, as on a GPU machine after training
     L.VLLMBackend(str(tmp_path/'merged'), cache=None).llm

@@ -145,7 +145,7 @@ def test_fit_rows_shuffled_takes_every_fitting_row_in_a_seeded_order(tokenizer):
 def test_tiny_sft_run(tmp_path):
     "Two real optimiser steps on the embedded model: validation loss falls, best adapter saved, merged model generates."
     rows = _rows()
-    recipe = S.get_sft_recipe('cpu', max_length=256, eval_steps=1, n_val=2, epochs=1.0)
+    recipe = S.get_sft_recipe('cpu', max_length=256, eval_steps=1, val_examples=2, epochs=1.0)
     f = S.train_sft('embedded:smollm2-135m', rows, rows[:2], recipe, tmp_path, device='cpu', seed=0)
     assert f['steps'] == 2 and f['path'] == 'peft' and math.isfinite(f['train_loss'])
     from dagger.llm import holding, HAND_OFFS

@@ -58,7 +58,7 @@ def _rows(n):
 
 def test_sft_step_merge_and_reload_gemma3(standins, tmp_path):
     from transformers import AutoModelForCausalLM, AutoProcessor
-    recipe = S.get_sft_recipe('cpu', lora_layers=0, max_length=256, eval_steps=1, eval_before=False, n_val=1)
+    recipe = S.get_sft_recipe('cpu', lora_layers=0, max_length=256, eval_steps=1, eval_before=False, val_examples=1)
     facts = S.train_sft(str(standins['gemma3']), _rows(2), _rows(1), recipe, tmp_path/'sft')
     assert facts['steps'] == 1 and facts['precision'] == 'fp32'
     merged = Path(facts['merged'])
