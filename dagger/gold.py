@@ -316,7 +316,7 @@ def verify_graph(obj: dict, answer: float) -> float:
     return value
 
 # %% ../nbs/lib_16_gold.ipynb #bd11727c
-GOLD_FORMATS = ('paper', 'spans')   # sft.gold_format: the paper's short labels, or English spans (before issue 48)
+GOLD_FORMATS = ('paper', 'spans')   # sft.gold_format: the paper's short labels, or spans of the English source
 LABEL_WORDS = {   # what an operation computes, and the final answer, in each language of the benchmarks
     'bn': dict(add='যোগফল', sub='পার্থক্য', mul='গুণফল', div='ভাগফল', floor='পূর্ণসংখ্যা অংশ', final='চূড়ান্ত উত্তর'),
     'en': dict(add='sum', sub='difference', mul='product', div='quotient', floor='whole part', final='final answer'),

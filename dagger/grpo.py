@@ -14,7 +14,7 @@ from .eval import evaluate, summarize, load_splits
 from .arms import arm, stage_arm, record_arm
 from .teacher import load_sets
 from .recipes import LoraSettings, GRPORecipe, GRPO_RECIPES, RecipeError, get_grpo_recipe, grpo_accumulation
-from .sft import (lora_config, model_lora_config, merge_adapter, fit_rows, validation_rows, unsloth_lora, merged_model, student_backend, metrics_table, sft_dir, unsloth_ok, precision, precision_kwargs, checkpointing_kwargs, logits_batch)
+from .sft import (train_then_evaluate, lora_config, model_lora_config, merge_adapter, fit_rows, validation_rows, unsloth_lora, merged_model, student_backend, metrics_table, sft_dir, unsloth_ok, precision, precision_kwargs, checkpointing_kwargs, logits_batch)
 from . import layout
 
 # %% auto #0
@@ -493,10 +493,7 @@ def write_grpo_eval(cfg: Profile, merged: str | Path, t0: float | None = None, p
 
 def grpo_stage(cfg: Profile) -> dict:
     "The GRPO stage: `run_grpo`, then on the first process `write_grpo_eval`; the facts, records, table and nodes."
-    t0 = time.time()
-    facts = run_grpo(cfg)
-    if int(os.environ.get('RANK', 0)) != 0: return dict(facts=facts)
-    return dict(facts=facts) | write_grpo_eval(cfg, facts['merged'], t0)
+    return train_then_evaluate(cfg, run_grpo, write_grpo_eval)
 
 # %% ../nbs/stage_5_grpo.ipynb #2490ea9a
 def main(argv=None):

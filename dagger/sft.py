@@ -24,7 +24,8 @@ __all__ = ['ORDERS', 'precision', 'precision_kwargs', 'checkpointing_kwargs', 's
            'final_op', 'fit_rows', 'unsloth_ok', 'n_layers', 'multimodal', 'model_lora_config', 'unsloth_lora',
            'logits_batch', 'load_for_training', 'save_processor', 'merge_adapter', 'validation_rows', 'train_sft',
            'loss_history', 'plot_loss', 'before_after', 'student_backend', 'metrics_table', 'sft_targets',
-           'write_before_after', 'sft_stage', 'sft_dir', 'sft_folder', 'merged_model', 'run_sft', 'cli_profile', 'main']
+           'write_before_after', 'train_then_evaluate', 'sft_stage', 'sft_dir', 'sft_folder', 'merged_model', 'run_sft',
+           'cli_profile', 'main']
 
 # %% ../nbs/stage_4_sft.ipynb #4ddde967
 def precision(bf16: bool, device: str = 'cpu') -> str:
@@ -340,12 +341,17 @@ def write_before_after(cfg: Profile, merged: str | Path, t0: float | None = None
         stage_wall_s=round(time.time() - t0, 1) if t0 else None))
     return dict(records=recs, table=table, targets=targets)
 
+def train_then_evaluate(cfg: Profile, train, evaluate) -> dict:
+    ("A training stage: `train(cfg)`, then on the first process only `evaluate(cfg, merged model, start time)`; the "
+     "facts and what `evaluate` returns.")
+    t0 = time.time()
+    facts = train(cfg)
+    if int(os.environ.get('RANK', 0)) != 0: return dict(facts=facts)
+    return dict(facts=facts) | evaluate(cfg, facts['merged'], t0)
+
 def sft_stage(cfg: Profile) -> dict:
     "The SFT stage: `run_sft`, then on the first process `write_before_after`; the facts, records, table and targets."
-    t0 = time.time()
-    facts = run_sft(cfg)
-    if int(os.environ.get('RANK', 0)) != 0: return dict(facts=facts)
-    return dict(facts=facts) | write_before_after(cfg, facts['merged'], t0)
+    return train_then_evaluate(cfg, run_sft, write_before_after)
 
 # %% ../nbs/stage_4_sft.ipynb #878bb3de
 def sft_dir(cfg: Profile) -> Path:
