@@ -387,10 +387,16 @@ def words_before(text: str, start: int, k: int = 3) -> str:
     off = start - len(before)
     return _span(text, off + toks[0].start(), off + toks[-1].end()) if toks else ''
 
+# words before a number that name nothing (and, when, he, if, from): the label starts at the number instead
+_GLUE = {'এবং', 'ও', 'আর', 'যখন', 'যদি', 'তবে', 'তিনি', 'সে', 'তার', 'তাঁর', 'থেকে', 'আরও', 'আরো', 'মোট', 'প্রায়',
+         'మరియు', 'అతను', 'ఆమె'}
+
 def words_around(text: str, n: Number) -> str:
-    "The word before number `n` in its clause, the number, and the first word after it that is not a counter word."
+    ("The word before number `n` in its clause (unless it is a glue word: and, when, he), the number, and the first "
+     "word after it that is not a counter word.")
     before = _END.split(text[:n.start])[-1]
-    toks = list(_TOKEN.finditer(before))
+    toks = [m for m in _TOKEN.finditer(before)][-1:]
+    toks = [m for m in toks if m.group() not in _GLUE]
     start = n.start - len(before) + toks[-1].start() if toks else n.start
     nxt = [m for m in _TOKEN.finditer(_END.split(text[n.end:], maxsplit=1)[0]) if m.group() not in _CLASSIFIERS][:1]
     end = n.end + nxt[0].end() if nxt else n.end
