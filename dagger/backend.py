@@ -13,9 +13,10 @@ _log = logging.getLogger(__name__)
 
 
 # %% auto #0
-__all__ = ['SQLITE_HEADER', 'MODEL_TEXT_FILES', 'Sampling', 'Completion', 'BackendError', 'PromptError', 'cache_dir',
-           'completion_key', 'CacheError', 'cache_damage', 'set_aside', 'cache_usage', 'CompletionCache', 'open_cache',
-           'Job', 'weights_fingerprint', 'Backend']
+__all__ = ['SQLITE_HEADER', 'MODEL_TEXT_FILES', 'VOCAB_FILE', 'Sampling', 'Completion', 'BackendError', 'PromptError',
+           'cache_dir', 'completion_key', 'CacheError', 'cache_damage', 'set_aside', 'cache_usage', 'CompletionCache',
+           'open_cache', 'Job', 'weights_fingerprint', 'VocabError', 'write_vocab', 'read_vocab', 'allowed_ids',
+           'VocabMask', 'Backend']
 
 # %% ../nbs/lib_11_backend.ipynb #77b664cf
 @dataclass(frozen=True)
@@ -239,7 +240,7 @@ class Job:
 
 # %% ../nbs/lib_11_backend.ipynb #a633d9a4
 MODEL_TEXT_FILES = ('config.json', 'generation_config.json', 'tokenizer_config.json', 'chat_template.jinja',
-                    'tokenizer.json')
+                    'tokenizer.json', 'vocab.json')
 
 def weights_fingerprint(folder: str | Path) -> str:
     """A local model folder's identity: name, size and mtime of its weight files (re-trained weights get new cache
@@ -250,6 +251,46 @@ def weights_fingerprint(folder: str | Path) -> str:
     facts += [(n, hashlib.sha256((folder/n).read_bytes()).hexdigest()) for n in MODEL_TEXT_FILES
               if (folder/n).is_file()]
     return hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:16]
+
+# %% ../nbs/lib_11_backend.ipynb #b2945978
+VOCAB_FILE = 'vocab.json'     # in a model folder: the token ids its student was trained to write
+
+class VocabError(ValueError):
+    "A vocabulary file that cannot be read as a list of token ids."
+
+def write_vocab(folder: str | Path, ids: list[int]) -> Path:
+    "Write `ids` to `folder/vocab.json`."
+    path = Path(folder)/VOCAB_FILE
+    path.write_text(json.dumps(dict(token_ids=sorted(set(ids)))) + '\n')
+    return path
+
+def read_vocab(folder: str | Path) -> list[int] | None:
+    "The token ids of `folder/vocab.json`; None when the folder has none."
+    path = Path(folder)/VOCAB_FILE
+    if not path.is_file(): return None
+    try: ids = json.loads(path.read_text())['token_ids']
+    except (ValueError, KeyError, TypeError) as e: raise VocabError(f'{path}: not a vocabulary file ({e})') from None
+    if not isinstance(ids, list) or not all(isinstance(i, int) and i >= 0 for i in ids):
+        raise VocabError(f'{path}: token_ids must be a list of non-negative integers')
+    return ids
+
+def allowed_ids(vocab: list[int], prompt: list[int]) -> list[int]:
+    "The tokens a student may write answering `prompt`: its vocabulary and the prompt's own tokens."
+    return sorted(set(vocab) | set(prompt))
+
+# %% ../nbs/lib_11_backend.ipynb #9d354bbc
+class VocabMask:
+    "A logits processor that allows row i of a batch only the token ids `allowed[i]`."
+    def __init__(self, allowed: list[list[int]]):
+        self.allowed, self._mask = allowed, None
+
+    def __call__(self, input_ids, scores):
+        import torch
+        if self._mask is None or self._mask.shape != scores.shape:
+            self._mask = torch.ones(scores.shape, dtype=torch.bool, device=scores.device)
+            for row, ids in enumerate(self.allowed):
+                self._mask[row, torch.tensor(ids, dtype=torch.long, device=scores.device)] = False
+        return scores.masked_fill(self._mask, float('-inf'))
 
 # %% ../nbs/lib_11_backend.ipynb #a55bd982
 class Backend:

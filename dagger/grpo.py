@@ -8,7 +8,8 @@ from pathlib import Path
 from . import graph as G
 from .config import Profile, write_json, write_jsonl, read_json, read_jsonl, atomic_write_text, run_info, load_profile
 from .prompts import student_prompt
-from .llm import (resolve_model, Sampling, get_backend, unload_models, resolve_device, cache_dir, vllm_settings, hand_off, hold,
+from .vocab import rollout_kwargs
+from .llm import (student_vocab, resolve_model, Sampling, get_backend, unload_models, resolve_device, cache_dir, vllm_settings, hand_off, hold,
                         release_attached_engine, unsloth_first, text_only_engine)
 from .eval import evaluate, summarize, load_splits
 from .arms import arm, stage_arm, record_arm
@@ -263,7 +264,8 @@ def merge_checkpoint(base: str, checkpoint: str | Path, dest: str | Path, dtype:
     path = resolve_model(base)
     lm = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32 if device == 'cpu' else getattr(torch, dtype))
     tok = AutoTokenizer.from_pretrained(path)
-    return merge_adapter(PeftModel.from_pretrained(lm, str(checkpoint)), tok, dest, dtype, base=path)
+    return merge_adapter(PeftModel.from_pretrained(lm, str(checkpoint)), tok, dest, dtype, base=path,
+                         vocab=student_vocab(path))
 
 # %% ../nbs/stage_5_grpo.ipynb #74c4b8a7
 def select_checkpoint(base: str, folder: str | Path, val_rows: list, recipe: GRPORecipe, dest: str | Path,
@@ -320,6 +322,9 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
         recipe = dataclasses.replace(recipe, per_device_batch=logits_batch(recipe.per_device_batch, recipe.max_length,
                                                                             lm.config.get_text_config().vocab_size))
     vllm = dict(vllm_gpu_memory_utilization=vllm_share(model, recipe)) if vllm_ok(recipe) else {}
+    if vocab := student_vocab(resolve_model(model)):   # an SFT student trained over its rows' tokens writes only those
+        vllm['generation_kwargs'] = rollout_kwargs(vocab, tok, train_rows, lm.config.get_text_config().vocab_size,
+                                                   vllm_ok(recipe))
     args = grpo_config(recipe, out/'checkpoints', device=device, world_size=world_size, seed=seed, **vllm)
     if (out/'checkpoints').exists(): shutil.rmtree(out/'checkpoints')
     with language_only_trl_vllm() if args.use_vllm and args.vllm_mode == 'colocate' else contextlib.nullcontext():
@@ -337,7 +342,7 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
                  precision=precision(recipe.bf16, device), train_rows=len(train_rows), val_rows=len(val_rows),
                  steps=st.global_step, wall_s=round(wall, 1), s_per_step=round(wall / max(st.global_step, 1), 1),
                  steps_per_s=round(st.global_step / wall, 4), train_loss=result.training_loss, use_vllm=args.use_vllm,
-                 history=list(st.log_history), merged=str(out/'merged'))
+                 history=list(st.log_history), merged=str(out/'merged'), output_vocab=len(vocab) if vocab else None)
     zero = trainer.is_world_process_zero()
     release_attached_engine(lm)
     del trainer, lm

@@ -22,10 +22,10 @@ from .pricing import _spent, _USAGE_LOCK
 
 
 # %% auto #0
-__all__ = ['NO_VLLM', 'BACKENDS', 'HAND_OFFS', 'resolve_device', 'resolve_model', 'load_model', 'unload_models', 'shared_prefix',
-           'TransformersBackend', 'text_only_engine', 'release_vllm', 'vllm_settings', 'VLLMBackend', 'LlamaCppBackend',
-           'BudgetExceeded', 'OpenAIBackend', 'get_backend', 'backend_from_profile', 'HandOffError', 'hold', 'holding',
-           'memory', 'release_attached_engine', 'hand_off', 'unsloth_first']
+__all__ = ['NO_VLLM', 'BACKENDS', 'HAND_OFFS', 'resolve_device', 'resolve_model', 'student_vocab', 'load_model', 'unload_models',
+           'shared_prefix', 'TransformersBackend', 'text_only_engine', 'release_vllm', 'vllm_settings', 'VLLMBackend',
+           'LlamaCppBackend', 'BudgetExceeded', 'OpenAIBackend', 'get_backend', 'backend_from_profile', 'HandOffError',
+           'hold', 'holding', 'memory', 'release_attached_engine', 'hand_off', 'unsloth_first']
 
 # %% ../nbs/lib_14_llm.ipynb #0fe01b31
 def resolve_device(device: str = 'auto') -> str:
@@ -37,6 +37,12 @@ def resolve_device(device: str = 'auto') -> str:
 def resolve_model(model: str) -> str:
     "A model id as something `from_pretrained` reads: embedded ids become their converted folder."
     return str(embedded_model_path(model)) if model.startswith('embedded:') else model
+
+def student_vocab(model: str) -> list[int] | None:
+    ("The output vocabulary a local model folder's student was trained with (`dagger.vocab`), which its generation "
+     "keeps to; None for every other model.")
+    path = Path(model)
+    return read_vocab(path) if path.is_dir() else None
 
 # %% ../nbs/lib_14_llm.ipynb #d05c733d
 def load_model(model: str = EMBEDDED_DEFAULT, device: str = 'auto', dtype: str | None = None):
@@ -129,6 +135,7 @@ class TransformersBackend(Backend):
         self.share_prefix = share_prefix
         self.template_kwargs = dict(template_kwargs or {})
         self.lm, self.tokenizer = load_model(model, self.device, dtype)
+        self.vocab = student_vocab(model)
         gen = self.lm.generation_config.eos_token_id
         self.eos_ids = sorted({*(gen if isinstance(gen, list) else [gen] if gen is not None else []), self.tokenizer.eos_token_id} - {None})
         self.pad_id = self.tokenizer.pad_token_id
@@ -171,7 +178,8 @@ class TransformersBackend(Backend):
         mask = torch.tensor([[1]*shared + [0]*(own - len(r)) + [1]*len(r) for r in rows], device=self.device)
         cfg = GenerationConfig(max_new_tokens=sampling.max_new_tokens, do_sample=False, pad_token_id=self.pad_id,
                                eos_token_id=self.eos_ids, bos_token_id=self.lm.generation_config.bos_token_id)
-        procs = LogitsProcessorList([] if sampling.greedy else [_GumbelSampler([j.seed for j in jobs], sampling)])
+        procs = LogitsProcessorList([VocabMask([allowed_ids(self.vocab, r) for r in ids])] if self.vocab else [])
+        if not sampling.greedy: procs.append(_GumbelSampler([j.seed for j in jobs], sampling))
         stops = StoppingCriteriaList([_StopOnStrings(self.tokenizer, sampling.stop, width)] if sampling.stop else [])
         with torch.inference_mode():
             kv = self._prefix_cache(ids[0][:shared], len(ids)) if shared else {}
@@ -255,6 +263,7 @@ class VLLMBackend(Backend):
         if 'dtype' not in llm_kwargs and not _cuda(): llm_kwargs['dtype'] = 'float32'   # as transformers on the CPU
         self.dtype = str(llm_kwargs['dtype']) if llm_kwargs.get('dtype') not in (None, 'auto') else None
         self._engine = (model, tensor_parallel_size, seed, tuple(sorted(llm_kwargs.items())))
+        self.vocab = student_vocab(model)
         if 'vllm' not in sys.modules and importlib.util.find_spec('vllm') is None: raise BackendError(NO_VLLM)   # now, not at first use
 
     @property
@@ -266,12 +275,12 @@ class VLLMBackend(Backend):
         return super().signature() | ({'template_kwargs': self.template_kwargs} if self.template_kwargs else {}) | \
                ({'dtype': self.dtype} if self.dtype else {})
 
-    def params(self, job: Job, sampling: Sampling):
-        "The vLLM SamplingParams of one job."
+    def params(self, job: Job, sampling: Sampling, allowed: list[int] | None = None):
+        "The vLLM SamplingParams of one job (`allowed`: the only token ids it may write)."
         from vllm import SamplingParams
         return SamplingParams(n=1, temperature=sampling.temperature, top_p=sampling.top_p, top_k=sampling.top_k or -1,
                               max_tokens=sampling.max_new_tokens, stop=list(sampling.stop) or None,
-                              seed=None if sampling.greedy else job.seed)
+                              seed=None if sampling.greedy else job.seed, **({'allowed_token_ids': allowed} if allowed else {}))
 
     @staticmethod
     def _completion(out) -> Completion:
@@ -288,14 +297,16 @@ class VLLMBackend(Backend):
         if not jobs: return                                      # all from the cache: no engine is built
         llm = self.llm
         limit, tok = llm.llm_engine.model_config.max_model_len, llm.get_tokenizer()   # vLLM refuses a whole batch for one prompt that leaves no room
-        sizes = {j.key: self.prompt_tokens(j.messages, tok) for j in jobs}
+        ids = {j.key: prompt_ids(tok, j.messages, self.template_kwargs, self.model) for j in jobs}
+        sizes = {k: len(v) for k, v in ids.items()}
         for j in jobs:
             if sizes[j.key] >= limit:
                 yield j, Completion('', 0, 'error', error=f'prompt of {sizes[j.key]} tokens does not fit the context of {limit} tokens')
         jobs = [j for j in jobs if sizes[j.key] < limit]
         for b in range(0, len(jobs), self.chunk_size):
             part = jobs[b:b + self.chunk_size]
-            outs = llm.chat([j.messages for j in part], [self.params(j, sampling) for j in part], use_tqdm=False,
+            allowed = [allowed_ids(self.vocab, ids[j.key]) if self.vocab else None for j in part]
+            outs = llm.chat([j.messages for j in part], [self.params(j, sampling, a) for j, a in zip(part, allowed)], use_tqdm=False,
                             chat_template_kwargs=self.template_kwargs or None)
             yield from ((j, self._completion(o.outputs[0])) for j, o in zip(part, outs))
 

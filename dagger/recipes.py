@@ -6,10 +6,15 @@ import dataclasses
 from dataclasses import dataclass
 
 # %% auto #0
-__all__ = ['PROJECTIONS', 'VISION_MODULES', 'SFT_RECIPES', 'GRPO_RECIPES', 'LoraSettings', 'Recipe', 'RecipeError',
-           'named_recipe', 'get_sft_recipe', 'accumulation', 'GRPORecipe', 'get_grpo_recipe', 'grpo_accumulation']
+__all__ = ['OUTPUT_VOCABS', 'PROJECTIONS', 'VISION_MODULES', 'SFT_RECIPES', 'GRPO_RECIPES', 'RecipeError', 'LoraSettings',
+           'Recipe', 'named_recipe', 'get_sft_recipe', 'accumulation', 'GRPORecipe', 'get_grpo_recipe',
+           'grpo_accumulation']
 
 # %% ../nbs/lib_02_recipes.ipynb #5ed913b0
+class RecipeError(ValueError):
+    "A recipe that cannot be run as asked (batch arithmetic, unknown name, an unknown setting)."
+
+OUTPUT_VOCABS = ('full', 'rows')
 PROJECTIONS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
 # never adapted: the task is text only
 VISION_MODULES = r'.*(vision_tower|vision_model|visual|multi_modal_projector)\..*'
@@ -41,13 +46,19 @@ class Recipe(LoraSettings):
     max_grad_norm: float = 1.0
     gradient_checkpointing: bool = True
     packing: bool = True
+    group_by_length: bool = False        # batch rows of similar length together (less padding)
+    output_vocab: str = 'full'           # the softmax of the loss: 'full' vocabulary, or the tokens the 'rows' use
+                                         # (dagger.vocab; the student then generates under the same restriction)
     eval_steps: int = 0                  # validate (and checkpoint) every k steps; 0 = every epoch
     eval_before: bool = False            # also measure the validation loss before training (step 0)
     val_examples: int = 0                # validation examples used; 0 = all
     logging_steps: int = 10
     merge_dtype: str = 'bfloat16'        # the merged model's weights
     unsloth: bool = True                 # use unsloth's fast path when it is installed and a GPU is visible
-                                         # once
+
+    def __post_init__(self):
+        if self.output_vocab not in OUTPUT_VOCABS:
+            raise RecipeError(f'output_vocab must be one of {OUTPUT_VOCABS}, not {self.output_vocab!r}')
 
 # %% ../nbs/lib_02_recipes.ipynb #ec3bf750
 SFT_RECIPES = {
@@ -55,16 +66,18 @@ SFT_RECIPES = {
     'cpu': Recipe(lora_r=16, lora_alpha=32, use_rslora=False, lora_layers=10, max_length=1280, global_batch=2,
                   per_device_batch=1, epochs=1.0, learning_rate=2e-3, min_lr=2e-4, weight_decay=0.0, bf16=False,
                   gradient_checkpointing=False, packing=False, eval_steps=16, eval_before=True, val_examples=2,
-                  logging_steps=1),
+                  logging_steps=1, output_vocab='rows'),
+    'cpu-study': Recipe(lora_r=32, lora_alpha=64, use_rslora=False, lora_layers=0, max_length=1280, global_batch=8,
+                        per_device_batch=4, epochs=1.0, learning_rate=1e-3, min_lr=1e-4, warmup_steps=8,
+                        weight_decay=0.0, bf16=False, gradient_checkpointing=False, packing=False,
+                        group_by_length=True, output_vocab='rows', eval_steps=56, eval_before=True, val_examples=32,
+                        logging_steps=4),
     'dry': Recipe(lora_r=8, lora_alpha=16, use_rslora=False, max_length=8192, global_batch=1, per_device_batch=1,
                   epochs=1.0, learning_rate=1e-3, min_lr=1e-3, weight_decay=0.0, bf16=False,
                   gradient_checkpointing=False, packing=False, eval_steps=1, val_examples=1, logging_steps=1, unsloth=False),
 }
 
 # %% ../nbs/lib_02_recipes.ipynb #b264cd2d
-class RecipeError(ValueError):
-    "A recipe that cannot be run as asked (batch arithmetic, unknown name)."
-
 def named_recipe(recipes: dict, name: str, kind: str = 'SFT', **changes):
     "Recipe `name` of `recipes` (the `kind` of training they are for), with `changes`."
     if name not in recipes: raise RecipeError(f'unknown {kind} recipe {name!r}; have {sorted(recipes)}')

@@ -12,6 +12,8 @@ from .prompts import student_prompt
 from .llm import resolve_model, shared_prefix, backend_from_profile, resolve_device, hand_off, hold, unsloth_first
 from .eval import evaluate, summarize, load_splits
 from .teacher import load_sets, without_annotations
+from .backend import write_vocab
+from .vocab import rows_vocab, subset_trainer
 from .arms import stage_arm
 from . import layout
 
@@ -20,10 +22,10 @@ from .recipes import (PROJECTIONS, VISION_MODULES, LoraSettings, Recipe, SFT_REC
                             accumulation)
 
 # %% auto #0
-__all__ = ['ORDERS', 'precision', 'precision_kwargs', 'checkpointing_kwargs', 'sft_config', 'lora_config', 'conversation_length',
-           'final_op', 'fit_rows', 'unsloth_ok', 'n_layers', 'multimodal', 'model_lora_config', 'unsloth_lora',
-           'logits_batch', 'load_for_training', 'save_processor', 'merge_adapter', 'validation_rows', 'train_sft',
-           'loss_history', 'plot_loss', 'before_after', 'student_backend', 'metrics_table', 'sft_targets',
+__all__ = ['ORDERS', 'precision', 'precision_kwargs', 'checkpointing_kwargs', 'grouping_kwargs', 'sft_config', 'lora_config',
+           'conversation_length', 'final_op', 'fit_rows', 'unsloth_ok', 'n_layers', 'multimodal', 'model_lora_config',
+           'unsloth_lora', 'logits_batch', 'load_for_training', 'save_processor', 'merge_adapter', 'validation_rows',
+           'train_sft', 'loss_history', 'plot_loss', 'before_after', 'student_backend', 'metrics_table', 'sft_targets',
            'write_before_after', 'train_then_evaluate', 'sft_stage', 'sft_dir', 'sft_folder', 'merged_model', 'run_sft',
            'cli_profile', 'main']
 
@@ -47,6 +49,12 @@ def checkpointing_kwargs(config_cls, on: bool) -> dict:
     name = 'activation_checkpointing' if 'activation_checkpointing' in inspect.signature(config_cls).parameters else ('gradient_checkpointing')
     return {name: on, f'{name}_kwargs': dict(use_reentrant=False) if on else None}
 
+def grouping_kwargs(config_cls, on: bool) -> dict:
+    "Length-grouped batches under the name `config_cls` has (`train_sampling_strategy`, else `group_by_length`)."
+    if not on: return {}
+    params = inspect.signature(config_cls).parameters
+    return dict(train_sampling_strategy='group_by_length') if 'train_sampling_strategy' in params else dict(group_by_length=True)
+
 # %% ../nbs/stage_4_sft.ipynb #e9ca884b
 def sft_config(recipe: Recipe, output_dir: str | Path, device: str = 'cpu', world_size: int = 1, seed: int = 0,
                **changes):
@@ -69,6 +77,7 @@ def sft_config(recipe: Recipe, output_dir: str | Path, device: str = 'cpu', worl
               save_only_model=True, logging_steps=recipe.logging_steps, report_to='none', seed=seed, data_seed=seed,
               use_cpu=device == 'cpu', dataset_num_proc=None) | every
     kw |= precision_kwargs(recipe, device) | checkpointing_kwargs(SFTConfig, recipe.gradient_checkpointing)
+    kw |= grouping_kwargs(SFTConfig, recipe.group_by_length)
     return SFTConfig(**(kw | changes))
 
 # %% ../nbs/stage_4_sft.ipynb #2b18223d
@@ -202,9 +211,10 @@ def save_processor(base: str, dest: str | Path) -> bool:
                None) is not None: proc.image_processor.save_pretrained(dest)   # preprocessor_config.json
     return True
 
-def merge_adapter(peft_model, tokenizer, dest: str | Path, dtype: str = 'bfloat16', base: str | None = None) -> Path:
-    ("Merge a PEFT model's adapter into its base and save it (weights in `dtype`) with the tokenizer and `base`'s "
-     "processor, atomically.")
+def merge_adapter(peft_model, tokenizer, dest: str | Path, dtype: str = 'bfloat16', base: str | None = None,
+                  vocab: list[int] | None = None) -> Path:
+    ("Merge a PEFT model's adapter into its base and save it (weights in `dtype`) with the tokenizer, `base`'s "
+     "processor and the student's output vocabulary `vocab` (if any), atomically.")
     import torch
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -214,6 +224,7 @@ def merge_adapter(peft_model, tokenizer, dest: str | Path, dtype: str = 'bfloat1
         merged.save_pretrained(tmp)
         if base: save_processor(base, tmp)
         tokenizer.save_pretrained(tmp)
+        if vocab: write_vocab(tmp, vocab)
         tmp.chmod(0o755)
         if dest.exists(): shutil.rmtree(dest)
         os.rename(tmp, dest)
@@ -245,7 +256,9 @@ def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out:
         recipe = dataclasses.replace(recipe, per_device_batch=logits_batch(recipe.per_device_batch, recipe.max_length,
                                                                             lm.config.get_text_config().vocab_size))
     args = sft_config(recipe, out/'checkpoints', device=device, world_size=world_size, seed=seed)
-    trainer = hold(SFTTrainer(model=lm, args=args, train_dataset=_sft_dataset(train_rows), eval_dataset=_sft_dataset(val_rows),
+    vocab = rows_vocab(tok, train_rows + val_rows) if recipe.output_vocab == 'rows' else None
+    trainer_cls = subset_trainer(SFTTrainer, vocab) if vocab else SFTTrainer
+    trainer = hold(trainer_cls(model=lm, args=args, train_dataset=_sft_dataset(train_rows), eval_dataset=_sft_dataset(val_rows),
                               processing_class=tok, peft_config=peft_config), 'the SFT trainer')
     before = trainer.evaluate()['eval_loss'] if recipe.eval_before else None
     t0 = time.time()
@@ -257,14 +270,16 @@ def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out:
                  steps=st.global_step, wall_s=round(wall, 1), steps_per_s=round(st.global_step / wall, 4),
                  train_loss=result.training_loss, eval_loss_before=before, best_eval_loss=st.best_metric,
                  best_checkpoint=Path(st.best_model_checkpoint).name if st.best_model_checkpoint else None,
-                 history=list(st.log_history), adapter=str(out/'adapter'), merged=str(out/'merged'))
+                 history=list(st.log_history), adapter=str(out/'adapter'), merged=str(out/'merged'),
+                 output_vocab=len(vocab) if vocab else None)
     if trainer.is_world_process_zero():
         trainer.save_model(str(out/'adapter'))
         tok.save_pretrained(str(out/'adapter'))
         if path == 'unsloth':
             trainer.model.save_pretrained_merged(str(out/'merged'), tok, save_method='merged_16bit')
             save_processor(model, out/'merged')
-        else: merge_adapter(trainer.model, tok, out/'merged', recipe.merge_dtype, base=model)
+        else: merge_adapter(trainer.model, tok, out/'merged', recipe.merge_dtype, base=model, vocab=vocab)
+        if vocab and path == 'unsloth': write_vocab(out/'merged', vocab)
         shutil.rmtree(out/'checkpoints', ignore_errors=True)
     del trainer, lm
     facts['hand_off'] = hand_off('after SFT')

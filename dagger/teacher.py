@@ -10,15 +10,16 @@ from .config import Profile, write_json, write_jsonl, read_jsonl, run_info
 from .numbers import to_ascii_digits
 from .prompts import dagger_prompt, strip_distractor, student_prompt
 from .llm import Sampling, backend_from_profile
-from .data import (load_split, evaluable, DataError, msvamp_half, sample, load_training, gold_coverage, BASE_SPLITS)
+from .data import (load_split, evaluable, DataError, msvamp_half, msvamp_number, sample, load_training, gold_coverage, BASE_SPLITS)
+from .written import load_written
 from . import layout
 
 # %% auto #0
 __all__ = ['STATUSES', 'FIELD_ORDER', 'LABEL_FIRST', 'OVERLAP_SPLITS', 'Verdict', 'verify_output', 'gold_teacher',
            'model_teacher', 'distill', 'sft_row', 'grpo_row', 'without_annotations', 'messages', 'order_fields',
            'writes_label_first', 'OverlapError', 'norm_question', 'eval_index', 'check_overlap', 'hub_graph_text',
-           'msvamp_training_half', 'msvamp_train_questions', 'training_problems', 'output_origins', 'teacher_outputs',
-           'gold_coverage_summary', 'run_teacher', 'load_sets']
+           'msvamp_training_half', 'msvamp_train_questions', 'more_msvamp', 'written_questions', 'training_problems',
+           'output_origins', 'teacher_outputs', 'gold_coverage_summary', 'run_teacher', 'load_sets']
 
 # %% ../nbs/stage_3_teacher.ipynb #62af1673
 STATUSES = ('kept', 'wrong', 'unparseable', 'failed_execution', 'no_output')
@@ -183,24 +184,39 @@ def msvamp_training_half(cfg: Profile) -> list:
                            f'the other half is evaluated')
     return sample(msvamp_train_questions(cfg), cfg.teacher.n_msvamp or None, cfg.seed)
 
-def msvamp_train_questions(cfg: Profile) -> list:
-    """The questions of the training half of the profile's `teacher.msvamp_split` whose translation states every number
-    of the English question: a graph over numbers its question lacks would teach a student to invent constants (25 of
-    MSVAMP-bn's 500, among them rows whose translation is one word repeated)."""
-    if not cfg.teacher.msvamp_split: raise ValueError('teacher.grpo_msvamp needs teacher.msvamp_split (an MSVAMP split '
-                                                      'such as msvamp_en)')
-    return [p for p in load_split(cfg.teacher.msvamp_split, cfg=cfg) if msvamp_half(p) == 'train'
-            and p.meta.get('numbers_carried') is not False]
+def msvamp_train_questions(cfg: Profile, split: str | None = None) -> list:
+    """The questions of the training half of `split` (default the profile's `teacher.msvamp_split`) whose translation
+    states every number of the English question: a graph over numbers its question lacks would teach a student to
+    invent constants (25 of MSVAMP-bn's 500, among them rows whose translation is one word repeated)."""
+    split = split or cfg.teacher.msvamp_split
+    if not split: raise ValueError('teacher.grpo_msvamp needs teacher.msvamp_split (an MSVAMP split such as msvamp_en)')
+    return [p for p in load_split(split, cfg=cfg) if msvamp_half(p) == 'train' and p.meta.get('numbers_carried') is not False]
+
+def more_msvamp(cfg: Profile, drawn: list) -> list:
+    "The versions in `teacher.more_msvamp_splits` of the MSVAMP problems `drawn` (by problem number), training half only."
+    numbers = {msvamp_number(p) for p in drawn}
+    out = []
+    for split in cfg.teacher.more_msvamp_splits:
+        if not split.startswith('msvamp_') or split.endswith(('_distract', '_dose')) or split == cfg.teacher.msvamp_split:
+            raise ValueError(f'teacher.more_msvamp_splits holds {split!r}: other MSVAMP base splits only')
+        out += [p for p in msvamp_train_questions(cfg, split) if msvamp_number(p) in numbers]
+    return out
+
+def written_questions(cfg: Profile) -> list:
+    "A seeded draw of `teacher.n_written` written Bangla problems (dagger.written); none when it is 0."
+    return sample(load_written(), cfg.teacher.n_written, cfg.seed) if cfg.teacher.n_written else []
 
 # %% ../nbs/stage_3_teacher.ipynb #4e910c27
 def training_problems(cfg: Profile) -> dict:
-    """The problems for sft_train (with MSVAMP's training half when the profile asks), sft_val and grpo_train (GRPO
-    disjoint from SFT; with `teacher.grpo_msvamp`, the questions of MSVAMP's training half that SFT left out)."""
+    """The problems for sft_train (with MSVAMP's training half in one or more languages and written problems when the
+    profile asks), sft_val and grpo_train (GRPO disjoint from SFT; with `teacher.grpo_msvamp`, the questions of MSVAMP's
+    training half that SFT left out)."""
     sets = {name: load_training(c, s, cfg=cfg) for name, (c, s) in
             dict(sft_train=('sft', 'train'), sft_val=('sft', 'val'), grpo_train=('grpo', 'train')).items()}
     n = dict(sft_train=cfg.teacher.n_sft, sft_val=cfg.teacher.n_val, grpo_train=cfg.teacher.n_grpo)
     out = {k: sample(v, n[k] or None, cfg.seed) for k, v in sets.items() if k != 'grpo_train'}
-    out['sft_train'] += msvamp_training_half(cfg)
+    drawn = msvamp_training_half(cfg)
+    out['sft_train'] += drawn + more_msvamp(cfg, drawn) + written_questions(cfg)
     used = {p.id for v in out.values() for p in v}
     used_q = {norm_question(p.question) for v in out.values() for p in v}
     pool = msvamp_train_questions(cfg) if cfg.teacher.grpo_msvamp else sets['grpo_train']

@@ -156,6 +156,9 @@ def test_tiny_sft_run(tmp_path):
     import json
     assert json.loads((tmp_path/'merged'/'config.json').read_text())['dtype'] == 'bfloat16'
     assert (tmp_path/'merged').stat().st_mode & 0o777 == 0o755
+    from dagger.backend import read_vocab            # the cpu recipe's loss is over the rows' tokens: the student keeps to them
+    from dagger.vocab import rows_vocab
+    assert f['output_vocab'] == len(read_vocab(tmp_path/'merged')) and set(rows_vocab(S._tokenizer('embedded:smollm2-135m'), rows)) <= set(read_vocab(tmp_path/'merged'))
     from dagger.llm import get_backend, Sampling
     be = get_backend('transformers', str(tmp_path/'merged'), cache=None, device='cpu', batch_size=2)
     [[c]] = be.generate([rows[2]['prompt']], Sampling(max_new_tokens=8))
