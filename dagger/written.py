@@ -4,7 +4,7 @@
 from __future__ import annotations
 import ast, difflib, functools, hashlib, json, random, re, string, unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from . import graph as G
 from .config import project_root, read_jsonl, write_jsonl
@@ -15,11 +15,12 @@ from .lexicon import (read_rules, lexicon, names, times, find_range, measures, u
 from .numbers import to_bangla_digits, to_ascii_digits
 
 # %% auto #0
-__all__ = ['FRAMES_FILE', 'RANGES_FILE', 'NOUNS', 'OPS', 'SLOTS', 'GLOSS_SLOTS', 'BOXES', 'MAX_TRIES', 'COUNT_MAX', 'COUNTED',
-           'DISTRACTOR_SHARE', 'TWO_DISTRACTORS', 'GENERATOR', 'N_WRITTEN', 'SEED', 'FIELD_ORDER', 'LABEL_FIRST',
-           'NEAR', 'EVAL_SPLITS_BN', 'MAX_OVERLAP', 'WrittenError', 'Frame', 'evaluate', 'ops_of', 'written_ranges',
-           'all_measures', 'frames', 'nouns', 'items_for', 'boxes', 'slot_range', 'Draw', 'noun_of', 'draw',
-           'numbers_for', 'bn_number', 'counted', 'slots', 'gloss_slots', 'sentences', 'fits_distractor', 'distractor',
+__all__ = ['FRAMES_FILE', 'RANGES_FILE', 'NOUNS', 'OPS', 'SLOTS', 'GLOSS_SLOTS', 'BOXES', 'SKIP_NOUNS', 'SPELLING',
+           'UNBOUGHT_BOXES', 'MAX_TRIES', 'COUNT_MAX', 'COUNTED', 'DISTRACTOR_SHARE', 'TWO_DISTRACTORS', 'POINTS_BACK',
+           'GENERATOR', 'N_WRITTEN', 'SEED', 'FIELD_ORDER', 'LABEL_FIRST', 'NEAR', 'EVAL_SPLITS_BN', 'MAX_OVERLAP',
+           'WrittenError', 'Frame', 'note_above', 'evaluate', 'ops_of', 'written_ranges', 'all_measures', 'frames',
+           'nouns', 'items_for', 'boxes', 'slot_range', 'Draw', 'noun_of', 'draw', 'item_cap', 'numbers_for',
+           'bn_number', 'counted', 'slots', 'gloss_slots', 'sentences', 'fits_distractor', 'distractor', 'points_back',
            'add_distractors', 'gold_graph', 'make_problem', 'written_path', 'make_problems', 'write_problems',
            'load_written', 'written_graph', 'summary', 'bare', 'template_similarity', 'norm_text', 'plusd_sentences',
            'grams', 'eval_overlap', 'review_seed', 'review_record', 'review_sample']
@@ -66,7 +67,15 @@ def _make(cell: str, where: str) -> tuple:
     return tuple(out)
 
 # %% ../nbs/lib_34_written.ipynb #8fc0756d
-def _tree(expr: str):
+def note_above(x: float) -> int:
+    ("What a buyer hands over for a bill of `x` taka: the smallest 100, 200, 500 or 1,000 note above it, past 1,000 the "
+     "next 500; 0 (no problem) for a bill a note or notes pay exactly.")
+    if x in (100, 200, 500) or (x >= 1000 and x % 500 == 0): return 0
+    for n in (100, 200, 500, 1000):
+        if x < n: return n
+    return (int(x) // 500 + 1) * 500
+
+def _tree(expr: str, make: bool = False):
     try: node = ast.parse(expr, mode='eval').body
     except SyntaxError: raise WrittenError(f'expression {expr!r} does not parse') from None
     def walk(n):
@@ -74,14 +83,17 @@ def _tree(expr: str):
         if isinstance(n, ast.Constant) and isinstance(n.value, int): return n.value
         if isinstance(n, ast.Call) and getattr(n.func, 'id', '') in OPS and len(n.args) == 2:
             return (n.func.id, *[walk(a) for a in n.args])
-        raise WrittenError(f'expression {expr!r}: only {OPS} over slots and whole numbers')
+        if make and isinstance(n, ast.Call) and getattr(n.func, 'id', '') == 'note' and len(n.args) == 1:
+            return ('note', walk(n.args[0]))
+        raise WrittenError(f'expression {expr!r}: only {OPS} over slots and whole numbers' + (' (and note(x))' if make else ''))
     return walk(node)
 
-def evaluate(expr, env: dict) -> float:
-    "The value of expression `expr` (text or tree) with slot values `env`."
-    t = _tree(expr) if isinstance(expr, str) else expr
+def evaluate(expr, env: dict, make: bool = False) -> float:
+    "The value of expression `expr` (text or tree) with slot values `env` (`make`: a derived slot's, which may use `note`)."
+    t = _tree(expr, make) if isinstance(expr, str) else expr
     if isinstance(t, str): return env[t]
     if isinstance(t, int): return t
+    if t[0] == 'note': return note_above(evaluate(t[1], env))
     a, b = evaluate(t[1], env), evaluate(t[2], env)
     return {'add': a + b, 'sub': a - b, 'mul': a * b, 'div': a / b if b else float('nan')}[t[0]]
 
@@ -105,6 +117,7 @@ def _frame(row: dict, where: str) -> Frame:
               row['topic'], _spec(row['values'], where), _make(row['make'], where), row['graph'],
               dict(p.split('=', 1) for p in filter(None, row['ids'].split(';'))), row['text'], row['gloss'])
     nums = {v[0] for v in f.values} | {m[0] for m in f.make}
+    for _, e, _ in f.make: _tree(e, make=True)
     bad = _fields(f.text) - SLOTS - nums
     if bad: raise WrittenError(f'{where}: text: unknown slots {sorted(bad)}')
     if _fields(f.gloss) - GLOSS_SLOTS - nums: raise WrittenError(f'{where}: gloss: unknown slots {sorted(_fields(f.gloss) - GLOSS_SLOTS - nums)}')
@@ -142,9 +155,14 @@ def frames(kind: str | None = None) -> tuple:
 
 # %% ../nbs/lib_34_written.ipynb #12a6d874
 BOXES = {'food': ('বাক্স', 'ঝুড়ি', 'ব্যাগ', 'প্লেট'), 'object': ('বাক্স', 'ব্যাগ')}   # what each class is packed in
+# lexicon words the written problems leave out: a misspelt peach (পেচ; পিচ also reads as tar), a reel of nothing, an
+# appliance, and things a Bangladeshi child's story does not hold (bacon, fruit roll-ups, Skittles, baseball cards, quilts, sticky notes, gum, nails)
+SKIP_NOUNS = frozenset({'পেচ', 'পিচ', 'রিল', 'ভ্যাকিউম ক্লিনার', 'বেকন', 'রোল-আপ', 'স্কিটলস', 'বেসবল কার্ড', 'কুইল্ট',
+                        'পোস্ট-ইট', 'গাম', 'পেরেক'})
+SPELLING = {'পাস্ত্রি': 'পেস্ট্রি'}   # the standard spelling of a lexicon word
 
 def _fits(n, f: Frame) -> bool:
-    if n.cls not in f.classes or 'ambig' in n.tags: return False
+    if n.cls not in f.classes or n.tags & {'ambig', 'container'}: return False
     for need in f.needs:
         bad = need.startswith('!')
         has = need.lstrip('!') in n.tags or need.lstrip('!') in (n.word, n.size)
@@ -153,8 +171,9 @@ def _fits(n, f: Frame) -> bool:
 
 @functools.cache
 def nouns(lang: str = 'bn') -> tuple:
-    "The distinct lexicon nouns of `lang`, in file order."
-    return tuple(dict.fromkeys(lexicon(lang).values()))
+    "The distinct lexicon nouns of `lang`, in file order, less `SKIP_NOUNS`, spelt as `SPELLING` says."
+    return tuple(replace(n, word=SPELLING[n.word]) if n.word in SPELLING else n
+                 for n in dict.fromkeys(lexicon(lang).values()) if n.word not in SKIP_NOUNS)
 
 def items_for(f: Frame, lang: str = 'bn') -> list:
     "The nouns frame `f` may count."
@@ -166,12 +185,18 @@ def boxes(cls: str, lang: str = 'bn') -> list:
     return [lex[w] for w in BOXES.get(cls, BOXES['object']) if w in lex and 'container' in lex[w].tags]
 
 # %% ../nbs/lib_34_written.ipynb #3d3ba4e9
+def _written_row(measure: str, noun, unit: str | None, lang: str) -> Range | None:
+    rows = [r for r in written_ranges().get(measure, ()) if r.lang in ('*', lang) and (unit is None or r.unit in ('*', unit))]
+    if noun is None: return next((r for r in rows if r.cls == '*'), None)
+    own = [r for r in rows if r.cls == noun.sg]
+    return own[0] if own else next((r for r in rows if r.cls in ('*', noun.cls) and r.size in ('*', noun.size)), None)
+
 def slot_range(measure: str, noun, unit: str | None, lang: str = 'bn') -> Range | None:
-    "The range a number of `measure` about `noun` (None: no noun) follows."
-    cls, size, word = (noun.cls, noun.size, noun.sg) if noun is not None else ('*', '*', '')
-    r = find_range(measure, cls, size, lang, unit, word=word) if measure in measures() else None
-    if r is None and measure in written_ranges():
-        r = next((x for x in written_ranges()[measure] if x.lang in ('*', lang)), None)
+    "The range a number of `measure` about `noun` (None: no noun) follows: `written_ranges.tsv` first, then `ranges.tsv`."
+    r = _written_row(measure, noun, unit, lang) if measure in written_ranges() else None
+    if r is None and measure in measures():
+        cls, size, word = (noun.cls, noun.size, noun.sg) if noun is not None else ('*', '*', '')
+        r = find_range(measure, cls, size, lang, unit, word=word)
     return r
 
 # %% ../nbs/lib_34_written.ipynb #c896f136
@@ -197,6 +222,8 @@ def noun_of(d: Draw, key: str):
     return {'item': d.item, 'box': d.box, 'other': d.other, 'gift': d.gift, 'animal': d.animal}.get(key)
 
 # %% ../nbs/lib_34_written.ipynb #20f48aef
+UNBOUGHT_BOXES = ('প্লেট',)   # set out on the table, not bought full
+
 def _other(rng, item, f: Frame, lang: str):
     pool = [n for n in nouns(lang) if n.cls in ('object', 'food') and n.word != item.word and n.sg != item.sg
             and 'ambig' not in n.tags and all(slot_range(m, n, u, lang) for _, m, k, u in f.values if k == 'other')]
@@ -213,35 +240,43 @@ def draw(rng: random.Random, f: Frame, lang: str = 'bn') -> Draw:
     animals = [n for n in nouns(lang) if 'farm' in n.tags]
     gifts = [n for n in nouns(lang) if n.cls == 'object' and n.size in ('tiny', 'small') and not n.tags & {'free', 'ambig'}
              and n.sg != item.sg]
-    return Draw(a, b, item, rng.choice(boxes(item.cls, lang)), _other(rng, item, f, lang), rng.choice(gifts),
+    bx = [b for b in boxes(item.cls, lang) if not ('কিন' in f.text and b.word in UNBOUGHT_BOXES)]
+    return Draw(a, b, item, rng.choice(bx), _other(rng, item, f, lang), rng.choice(gifts),
                 rng.choice(animals), days)
 
 # %% ../nbs/lib_34_written.ipynb #0a96d641
 MAX_TRIES = 200
 COUNT_MAX = 1000
+COUNTED = ('count', 'count_small', 'friends', 'eat', 'perbox', 'extra')   # measures that count things: the others (price, days) are bare numbers
 
 def _steps(t, env) -> list:
     if not isinstance(t, tuple): return []
     return _steps(t[1], env) + _steps(t[2], env) + [evaluate(t, env)]
 
+def item_cap(d: Draw, lang: str = 'bn') -> int | None:
+    "The most of the draw's item a problem may state: its `hold` row (people), else the top of its count range."
+    r = slot_range('hold', d.item, None, lang) or slot_range('count', d.item, None, lang)
+    return r.hi if r else None
+
 def numbers_for(rng: random.Random, f: Frame, d: Draw, lang: str = 'bn') -> dict | None:
     "Slot values for frame `f` whose computation is whole and positive at every step, or None after `MAX_TRIES`."
     tree = _tree(f.graph)
     ranges = {s: slot_range(m, noun_of(d, k), u, lang) for s, m, k, u in f.values}
+    capped = {s for s, m, k, _ in f.values if k == 'item' and m in COUNTED} | {s for s, _, k in f.make if k == 'item'}
+    cap = item_cap(d, lang)
     for _ in range(MAX_TRIES):
         env = {s: rng.randrange(r.lo, r.hi + 1, r.step) for s, r in ranges.items()}
-        for s, expr, _ in f.make: env[s] = evaluate(expr, env)
+        for s, expr, _ in f.make: env[s] = evaluate(expr, env, make=True)
         shown = [env[s] for s in _fields(f.text) if s in env]
         steps = _steps(tree, env)
         if any(v <= 0 or v != int(v) for v in shown + steps): continue
         if f.topic != 'money' and max(shown + steps) > COUNT_MAX: continue
+        if cap and any(env[s] > cap for s in capped): continue
         if len(set(shown + steps)) < len(shown) + len(steps) or 1 in shown or (2 in shown and ', 2)' in f.graph.replace(',2)', ', 2)')): continue
         return {s: int(v) for s, v in env.items()}
     return None
 
 # %% ../nbs/lib_34_written.ipynb #7a89b9cb
-COUNTED = ('count', 'count_small', 'friends')   # measures that count things: the others (price, days) are bare numbers
-
 def bn_number(v: int) -> str: return to_bangla_digits(str(v))
 
 def counted(v: int, noun_key: str, d: Draw) -> str:
@@ -274,24 +309,36 @@ def gloss_slots(d: Draw, env: dict, lang: str = 'bn') -> dict:
 
 # %% ../nbs/lib_34_written.ipynb #f3a30aea
 def sentences(f: Frame, rng: random.Random, fill: dict, gfill: dict) -> list[tuple[str, str, bool]]:
-    "(Bangla sentence, English gloss, glued to the one before) for each sentence of frame `f`, in a shuffled order."
+    "(Bangla sentence, English gloss, bound to the one before) for each sentence of frame `f`, in a shuffled order."
     text, gloss = f.text.split('|'), f.gloss.split('|')
     movable = [i for i, t in enumerate(text) if t.startswith('*')]
     order = list(range(len(text)))
     shuffled = rng.sample(movable, len(movable))
     for i, j in zip(movable, shuffled): order[i] = j
     out = []
-    for i in order:
+    for pos, i in enumerate(order):
         t, g = text[i].lstrip('*'), gloss[i].lstrip('*')
-        out.append((t.lstrip('^').format(**fill), g.format(**gfill), t.startswith('^')))
+        bound = t.startswith('^') or (pos > 0 and text[pos].startswith('*') and text[pos - 1].startswith('*'))
+        out.append((t.lstrip('^').format(**fill), g.format(**gfill), bound))
     return out
 
 # %% ../nbs/lib_34_written.ipynb #362b7529
+def _names(text: str) -> set:
+    "The people a frame text names (`name`, `name2`), whatever their case."
+    return {re.sub(r'_(gen|acc)$', '', s) for s in _fields(text) if s.startswith('name')}
+
 def fits_distractor(t: Frame, f: Frame, d: Draw) -> bool:
     "Whether distractor frame `t` may join problem frame `f` about draw `d`."
     if '*' not in t.classes and d.item.cls not in t.classes: return False
-    if any(n.startswith('!') and n[1:] == f.topic for n in t.needs): return False
-    if 'name' in ''.join(_fields(t.text)) and 'name' not in ''.join(_fields(f.text)): return False
+    have = {s for s, *_ in f.values} | {s for s, *_ in f.make} | _fields(f.text) | _names(f.text)
+    for n in t.needs:
+        if n.startswith('!') and n[1:] == f.topic: return False
+        if n.startswith('@') and n[1:] not in f.text: return False
+        if n.startswith('$!'):
+            if n[2:] in have: return False
+        elif n.startswith('$') and n[1:] not in have: return False
+        if n.startswith('#') and (n[1:].lstrip('!') in d.item.tags) == n[1:].startswith('!'): return False
+    if not _names(t.text) <= _names(f.text): return False
     return all(slot_range(m, noun_of(d, k), u) for _, m, k, u in t.values)
 
 def distractor(rng: random.Random, t: Frame, d: Draw, taken: set, fill: dict, gfill: dict) -> tuple | None:
@@ -307,18 +354,26 @@ def distractor(rng: random.Random, t: Frame, d: Draw, taken: set, fill: dict, gf
     return t.text.format(**f2), t.gloss.format(**g2), v
 
 # %% ../nbs/lib_34_written.ipynb #cbb53f3e
-DISTRACTOR_SHARE = 0.35      # problems with distractor sentences
+DISTRACTOR_SHARE = 0.42      # problems drawn to take distractor sentences (about a third find a place for them)
 TWO_DISTRACTORS = 0.4        # of those, the share with two
+POINTS_BACK = re.compile(r'(?<!\S)(সে|তার|তাকে|তারা|তাদের|তাহলে|সেই|সেখান\S*|এর|এতে|এছাড়া)(?=[\s,।?]|$)')
+
+def points_back(sentence: str) -> bool:
+    "Whether a sentence refers back to one before it (a pronoun, `সেখান থেকে`, `এর মধ্যে` …)."
+    return bool(POINTS_BACK.search(sentence))
 
 def add_distractors(rng: random.Random, f: Frame, d: Draw, sents: list, taken: set, fill: dict, gfill: dict) -> tuple[list, list]:
     "Insert 0–2 distractor sentences into `sents`; return (sentences with a distractor flag, [(frame id, value, after)])."
     out = [(t, g, glued, None) for t, g, glued in sents]
     if rng.random() >= DISTRACTOR_SHARE: return out, []
     pool = [t for t in frames('distractor') if fits_distractor(t, f, d)]
-    added = []
-    for t in rng.sample(pool, min(len(pool), 2 if rng.random() < TWO_DISTRACTORS else 1)):
+    want, added = 2 if rng.random() < TWO_DISTRACTORS else 1, []
+    for t in rng.sample(pool, len(pool)):
+        if len(added) == want: break
+        if 'newperson' in t.needs and any('newperson' in x.needs for x in frames('distractor') if x.id in dict(added)): continue
         made = distractor(rng, t, d, taken, fill, gfill)
-        gaps = [k for k in range(1, len(out)) if not out[k][2]]
+        gaps = [k for k in range(1, len(out)) if not out[k][2] and not points_back(out[k][0])
+                and ('newperson' not in t.needs or not any(points_back(s[0]) for s in out[k:]))]
         if made is None or not gaps: continue
         k = rng.choice(gaps)
         out.insert(k, (made[0], made[1], False, t.id))
@@ -371,7 +426,7 @@ def gold_graph(f: Frame, d: Draw, env: dict, question: str, added: list, lang: s
     return g
 
 # %% ../nbs/lib_34_written.ipynb #f8becf32
-GENERATOR = 'dagger.written v1'
+GENERATOR = 'dagger.written v2'
 
 def _labels_ok(g: dict, question: str) -> bool:
     "Every constant's label is in the question and holds its number (or the word that names it)."
@@ -395,13 +450,13 @@ def make_problem(i: int, seed: int = 0, lang: str = 'bn') -> Problem:
         try: g = gold_graph(f, d, env, question, added, lang)
         except GoldGraphError: continue
         if not _labels_ok(g, question): continue
-        return _record(i, seed, lang, f, question, evaluate(f.graph, env), g, sents, added)
+        return _record(i, seed, lang, f, d, question, evaluate(f.graph, env), g, sents, added)
     raise WrittenError(f'problem {i} (seed {seed}): no frame gave a problem in {MAX_TRIES} draws')
 
 # %% ../nbs/lib_34_written.ipynb #eac275c5
-def _record(i, seed, lang, f, question, answer, g, sents, added) -> Problem:
+def _record(i, seed, lang, f, d, question, answer, g, sents, added) -> Problem:
     ops = [n['op'] for n in g['nodes'] if n['op'] in OPS]
-    meta = dict(frame=f.id, steps=len(ops), ops=ops, topic=f.topic, distractor_frames=[a[0] for a in added],
+    meta = dict(frame=f.id, steps=len(ops), ops=ops, topic=f.topic, item=d.item.word, distractor_frames=[a[0] for a in added],
                 distractor_values=[float(a[1]) for a in added], distractor_positions=[a[2] for a in added],
                 gloss=' '.join(s[1] for s in sents), gold_format='paper', generator=f'{GENERATOR}, seed {seed}')
     return Problem(f'written_{lang}-{i + 1:05d}', question, float(answer), lang, 'written', f'written_{lang}',

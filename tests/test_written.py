@@ -130,3 +130,94 @@ def test_errors_name_the_file_and_field(tmp_path):
     (tmp_path/'bad.jsonl').write_text('{"id": "x", "question": "q"}\n', encoding='utf-8')
     with pytest.raises(W.WrittenError, match='bad.jsonl:1'):
         W.load_written(tmp_path/'bad.jsonl')
+
+
+# What the first blind read failed (data/written/review/v1/report_bn.md), one test per pattern.
+
+PLACES = ('বাস', 'ক্লাস', 'উঠোন', 'স্কুল', 'পাড়া', 'মাঠ', 'বাজার', 'দোকান', 'হাট', 'গাছ', 'দেয়াল', 'বৃষ্টি', 'সাঁতার',
+          'খেলা', 'হাতখরচ', 'জন্মদিন', 'দাদু', 'বয়স', 'ঘুমানো')
+
+
+def _rest(p, s):
+    return p.question.replace(s, ' ')
+
+
+def test_distractors_are_about_the_problems_own_item_or_place(ws):
+    for p in ws:
+        for s in p.added_sentences:
+            rest = _rest(p, s)
+            assert all(w in rest for w in PLACES if w in s), (p.id, s)            # nothing the story never introduced
+            assert p.meta['item'] in s or any(w in s and w in rest for w in PLACES), (p.id, s)
+
+
+def test_no_distractor_before_a_sentence_that_points_back(ws):
+    newperson = {f.id for f in W.frames('distractor') if 'newperson' in f.needs}
+    assert newperson
+    for p in ws:
+        sents = [s for s in p.question.replace('। ', '।\n').replace('? ', '?\n').split('\n')]
+        for fid, pos in zip(p.meta['distractor_frames'], p.meta['distractor_positions']):
+            assert sents[pos] in p.added_sentences
+            after = [s for s in sents[pos + 1:] if s not in p.added_sentences]
+            assert not W.points_back(after[0]), (p.id, after[0])
+            if fid in newperson:
+                assert not any(W.points_back(s) for s in after), (p.id, sents)
+        assert sum(f in newperson for f in p.meta['distractor_frames']) <= 1, p.id
+
+
+def test_points_back_reads_pronouns_and_there():
+    for s in ('দোকানদার তাকে কত টাকা ফেরত দেবে?', 'মিনা সেখান থেকে ৩৫টি পেয়ারা কিনল।', 'এর মধ্যে ১৭টি নষ্ট ছিল।',
+              'এতে মিনার মোট কত টাকা খরচ হল?', 'নতুন বছরে আরও ৪ জন সেই ক্লাসে ভর্তি হল।'):
+        assert W.points_back(s), s
+    for s in ('রাজুর ১২টি আপেল আছে।', 'প্রতিটি দলে কতজন ছাত্র থাকল?', 'সেলিমের কাছে মিনার চেয়ে দ্বিগুণ পিজা আছে।'):
+        assert not W.points_back(s), s
+
+
+def test_spellings_and_wordings(ws):
+    import re
+    bad = re.compile(r'পাস্ত্রি|(?<!\S)পেচ(?!\S)|গ্রাম ভারী|রিল(?!\S)|ভ্যাকিউম')
+    for p in ws:
+        assert not bad.search(p.question), p.id
+        if 'দ্বিগুণ' in p.question:        # a doubled count, not a doubled pizza
+            assert re.search(r'কাছে \S+ চেয়ে দ্বিগুণ \S+', p.question), p.id
+        if 'প্রত্যেককে' in p.question:       # four to each, not four painted for each
+            assert re.search(r'প্রত্যেককে [০-৯]+টি করে ', p.question), p.id
+    assert any('পেস্ট্রি' in p.question for p in ws)
+
+
+def test_counts_are_plausible_for_the_noun(ws):
+    import re
+    from dagger.lexicon import lexicon
+    from dagger.numbers import to_ascii_digits
+    lex = {n.word: n for n in W.nouns()}
+    durable = 0
+    for p in ws:
+        n = lex[p.meta['item']]
+        if n.cls not in ('object', 'food'): continue
+        cap = W.slot_range('count', n, None).hi
+        own = [s for s in re.split(r'(?<=[।?])\s', p.question) if s not in p.added_sentences and 'প্রতিটি' not in s]
+        for s in own:
+            for v in re.findall(rf'([০-৯]+)টি (?:করে )?{re.escape(n.word)}', s):
+                assert int(to_ascii_digits(v)) <= cap, (p.id, s)
+        if n.size == 'large' and n.cls == 'object':
+            durable += 1
+            assert cap <= 8 and p.meta['frame'] not in ('P-addsub-01', 'P-sub-01', 'P-div-01', 'P-subdiv-01', 'P-submul-01', 'P-mul-05', 'P-twiceadd-01')
+        for v in re.findall(r'([০-৯]+)টি \S+(?: \S+)? সে খেয়ে|([০-৯]+)টি \S+ খেল', p.question):
+            assert int(to_ascii_digits(''.join(v))) <= 8, p.id
+        assert 'container' not in n.tags and n.word not in W.SKIP_NOUNS
+    assert durable > 0
+    assert all(lex[w].size == 'large' for w in ('সাইকেল', 'চেয়ার')) and W.slot_range('count', lex['সাইকেল'], None).hi <= 4
+    assert W.slot_range('count', lex['ঘড়ি'], None).hi <= 6
+
+
+def test_change_is_a_round_note_just_above_the_bill(ws):
+    import re
+    from dagger.numbers import to_ascii_digits
+    n = 0
+    for p in ws:
+        if p.meta['frame'] != 'P-change-01': continue
+        paid = int(to_ascii_digits(re.search(r'দোকানদারকে ([০-৯]+) টাকা দিল', p.question)[1]))
+        bill = paid - int(p.answer)
+        assert paid == W.note_above(bill), (p.id, bill, paid)
+        assert paid in (100, 200, 500, 1000) or (paid > 1000 and paid % 500 == 0 and paid - bill < 500), p.id
+        n += 1
+    assert n > 50
