@@ -74,6 +74,10 @@ class SFTSettings:
     gold_format: str = 'paper'     # gold graphs as the paper writes them ('paper': short labels in the problem's
                                    # language, named ids) or as before ('spans': English spans, ids n0/op1)
     label_first: bool = False      # SFT targets write each node's label before its value and args
+    curve_examples: tuple = ()     # training examples seen at which the adapter is kept and evaluated: the learning
+                                   # curve (curve.csv); () = none
+    curve_splits: tuple = ('msvamp_bn', 'mgsm_bn')   # held-out splits of the learning curve
+    curve_sample_n: int = 100      # seeded sample of each curve split; 0 = all
 
 # %% ../nbs/lib_03_config.ipynb #6efa7b2a
 @dataclass(frozen=True)
@@ -141,6 +145,8 @@ class Profile:
     msvamp_holdout: bool = False        # evaluate only MSVAMP's even-numbered problems,
                                         # so the odd half may be trained on
     results_dir: str = 'results/{profile}'
+    stages: tuple = ()                  # the pipeline stages `dagger-reproduce` runs (their names); () = all; the
+                                        # training passes of `eval.phases` run before the evaluation stage either way
     figures_dir: str = 'figures'
     data_dir: str = 'data'
     generated_dir: str = 'generated'

@@ -333,6 +333,29 @@ def sft_loss_out(st: FigureRun) -> list[Path]:
     ax = plot_loss(pd.read_csv(h), _wrap(f'SFT loss, {label}', 80), best)
     return st.figure(ax.figure, f'sft_loss_ours-{st.P}', [h, run], label, best_step=best)
 
+def sft_curve_out(st: FigureRun) -> list[Path]:
+    "The learning curve from results/<profile>/sft/curve.csv: held-out accuracy against the training examples seen."
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import ScalarFormatter
+    p = layout.path(st.cfg, 'sft')/'curve.csv'
+    if not p.is_file(): raise FileNotFoundError(f'no {_rel(p)} (run the SFT stage with sft.curve_examples)')
+    c = pd.read_csv(p)
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    for split, g in c.sort_values('examples').groupby('split'):
+        smoke = ', smoke' if g['smoke'].any() else ''
+        ax.errorbar(g['examples'], g['accuracy'], yerr=[g['accuracy'] - g['acc_lo'], g['acc_hi'] - g['accuracy']],
+                    marker='o', capsize=3, label=f"{split} (n = {int(g['n'].min())} per point{smoke})")
+    ax.set_xscale('log', base=2)
+    ax.set_xticks(sorted(c['examples'].unique()))
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.set_xlabel('training examples seen')
+    ax.set_ylabel('held-out accuracy (%), Wilson 95%')
+    label = f'our run: SFT of {short_model(st.cfg.model)}, recipe {st.cfg.sft.recipe}, profile {st.P}'
+    ax.set_title(_wrap(f'Learning curve, {label}', 80), fontsize=9)
+    ax.legend(fontsize=8)
+    return st.figure(fig, f'sft_curve_ours-{st.P}', [p], label)
+
+
 # %% ../nbs/stage_8_figures.ipynb #aaed5268
 def graph_example_out(st: FigureRun) -> list[Path]:
     "The paper's pen problem as a DAGGER graph, executed and drawn by dagger.graph."
@@ -471,7 +494,7 @@ def draw_all(cfg, verbose: bool = True) -> dict:
     st.part('Figure 2 (paper)', lambda: fig2_paper(st))
     for name, fn in [('Figure 2 + Table 2 (ours)', fig2_ours), ('clean subset (ours)', clean_out), ('paired comparisons (ours)', comparisons_out), ('Figure 3 (ours)', fig3_ours), ('Figure 4 (ours)', fig4_ours),
                      ('dose curve (ours)', dose_ours), ('distractor flags table (ours)', flags_ours), ('distractor flags figure (ours)', flags_fig_ours),
-                     ('GRPO curve (ours)', grpo_out), ('SFT loss (ours)', sft_loss_out), ('gold |V_op| (ours)', dataset_vop_out),
+                     ('GRPO curve (ours)', grpo_out), ('SFT loss (ours)', sft_loss_out), ('SFT learning curve (ours)', sft_curve_out), ('gold |V_op| (ours)', dataset_vop_out),
                      ('graph example (ours)', graph_example_out), ('Table 4 (ours)', table4_out), ('Table 6 (ours)', table6_out), ('Table 8 (ours)', table8_out), ('Table 11 (ours)', table11_out)]:
         st.part(name, lambda fn=fn: fn(st))
     for name in ABLATION_TABLES: st.part(f'{name} (ours)', lambda name=name: ablation_out(st, name))

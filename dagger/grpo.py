@@ -15,7 +15,7 @@ from .eval import evaluate, summarize, load_splits
 from .arms import arm, stage_arm, record_arm
 from .teacher import load_sets
 from .recipes import LoraSettings, GRPORecipe, GRPO_RECIPES, RecipeError, get_grpo_recipe, grpo_accumulation
-from .sft import (train_then_evaluate, lora_config, model_lora_config, merge_adapter, fit_rows, validation_rows, unsloth_lora, merged_model, student_backend, metrics_table, sft_dir, unsloth_ok, precision, precision_kwargs, checkpointing_kwargs, logits_batch)
+from .sft import (merge_checkpoint, train_then_evaluate, lora_config, model_lora_config, merge_adapter, fit_rows, validation_rows, unsloth_lora, merged_model, student_backend, metrics_table, sft_dir, unsloth_ok, precision, precision_kwargs, checkpointing_kwargs, logits_batch)
 from . import layout
 
 # %% auto #0
@@ -23,8 +23,8 @@ __all__ = ['COMPONENTS', 'REWARD_FUNCS', 'BYTES', 'TRL_KEYS', 'HISTORY', 'comple
            'format_reward', 'execution_reward', 'accuracy_reward', 'vllm_ok', 'grpo_config', 'param_count',
            'kv_bytes_per_token', 'colocate_memory', 'gpu_gb', 'prompt_length', 'fit_prompts', 'gold_of',
            'language_only_trl_vllm', 'language_only_unsloth_vllm', 'vllm_share', 'load_policy', 'checkpoints',
-           'score_model', 'merge_checkpoint', 'select_checkpoint', 'train_grpo', 'reward_history', 'plot_rewards',
-           'grpo_dir', 'init_model', 'grpo_vs_sft', 'nodes_table', 'run_grpo', 'write_grpo_eval', 'grpo_stage', 'main']
+           'score_model', 'select_checkpoint', 'train_grpo', 'reward_history', 'plot_rewards', 'grpo_dir', 'init_model',
+           'grpo_vs_sft', 'nodes_table', 'run_grpo', 'write_grpo_eval', 'grpo_stage', 'main']
 
 # %% ../nbs/stage_5_grpo.ipynb #02c4bab4
 def completion_text(completion) -> str:
@@ -255,17 +255,6 @@ def score_model(backend, rows: list, max_new_tokens: int) -> dict:
     return dict(reward=mean([p['total'] for p in parts]), **{k: mean([p[k] for p in parts]) for k in COMPONENTS},
                 tokens=mean([c.tokens for (c,) in outs]), n=len(rows))
 
-def merge_checkpoint(base: str, checkpoint: str | Path, dest: str | Path, dtype: str = 'bfloat16',
-                     device: str = 'cpu') -> Path:
-    "Merge a saved LoRA checkpoint into its starting model `base` and save the result at `dest`."
-    import torch
-    from peft import PeftModel
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    path = resolve_model(base)
-    lm = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32 if device == 'cpu' else getattr(torch, dtype))
-    tok = AutoTokenizer.from_pretrained(path)
-    return merge_adapter(PeftModel.from_pretrained(lm, str(checkpoint)), tok, dest, dtype, base=path,
-                         vocab=student_vocab(path))
 
 # %% ../nbs/stage_5_grpo.ipynb #74c4b8a7
 def select_checkpoint(base: str, folder: str | Path, val_rows: list, recipe: GRPORecipe, dest: str | Path,

@@ -287,7 +287,8 @@ def _jobs(profile: str, todo: list[Path], overrides: dict, out_dir: Path, extra:
     if not extra: return main
     passes = [(nb, overrides | o, out_dir/label) for label, names, o in training_passes(load_profile(profile, **overrides))
               for nb in select(stages(), names)]
-    cut = next((i + 1 for i, (nb, _, _) in enumerate(main) if stage_name(nb) == 'grpo'), len(main))
+    grpo = next((stage_number(nb) for nb in stages() if stage_name(nb) == 'grpo'), None)
+    cut = next((i for i, (nb, _, _) in enumerate(main) if grpo is not None and stage_number(nb) > grpo), len(main))
     return main[:cut] + passes + main[cut:]
 
 # %% ../nbs/lib_22_pipeline.ipynb #ae21a7df
@@ -323,7 +324,7 @@ def reproduce(profile: str = 'cpu', only: list[str] | None = None, overrides: di
     overrides = dict(overrides or {})
     cfg = load_profile(profile, **overrides)
     out_dir = Path(out or project_root()/'runs'/profile); out_dir.mkdir(parents=True, exist_ok=True)
-    jobs = _jobs(profile, select(stages(), only), overrides, out_dir, extra=not only)
+    jobs = _jobs(profile, select(stages(), only or list(cfg.stages)), overrides, out_dir, extra=not only)
     order = [_name(nb, f, out_dir) for nb, _, f in _jobs(profile, stages(), overrides, out_dir, extra=True)]
     rows, error, ran = [], None, False
     with run_lock(out_dir), interruptible():

@@ -9,10 +9,11 @@ from pathlib import Path
 from . import graph as G
 from .config import Profile, write_json, write_jsonl, read_json, atomic_write_text, run_info, load_profile
 from .prompts import student_prompt
-from .llm import resolve_model, shared_prefix, backend_from_profile, resolve_device, hand_off, hold, unsloth_first
+from .llm import student_vocab, resolve_model, shared_prefix, backend_from_profile, resolve_device, hand_off, hold, unsloth_first
 from .eval import evaluate, summarize, load_splits
+from .stats import wilson
 from .teacher import load_sets, without_annotations
-from .backend import write_vocab
+from .backend import read_vocab, write_vocab
 from .vocab import rows_vocab, subset_trainer
 from .arms import stage_arm
 from . import layout
@@ -24,10 +25,11 @@ from .recipes import (PROJECTIONS, VISION_MODULES, LoraSettings, Recipe, SFT_REC
 # %% auto #0
 __all__ = ['ORDERS', 'precision', 'precision_kwargs', 'checkpointing_kwargs', 'grouping_kwargs', 'sft_config', 'lora_config',
            'conversation_length', 'final_op', 'fit_rows', 'unsloth_ok', 'n_layers', 'multimodal', 'model_lora_config',
-           'unsloth_lora', 'logits_batch', 'load_for_training', 'save_processor', 'merge_adapter', 'validation_rows',
-           'train_sft', 'loss_history', 'plot_loss', 'before_after', 'student_backend', 'metrics_table', 'sft_targets',
-           'write_before_after', 'train_then_evaluate', 'sft_stage', 'sft_dir', 'sft_folder', 'merged_model', 'run_sft',
-           'cli_profile', 'main']
+           'unsloth_lora', 'logits_batch', 'load_for_training', 'save_processor', 'merge_adapter', 'merge_checkpoint',
+           'validation_rows', 'curve_steps', 'keep_adapters', 'train_sft', 'loss_history', 'plot_loss', 'before_after',
+           'student_backend', 'metrics_table', 'sft_targets', 'curve_table', 'write_curve', 'write_before_after',
+           'train_then_evaluate', 'sft_stage', 'sft_dir', 'sft_folder', 'merged_model', 'run_sft', 'cli_profile',
+           'main']
 
 # %% ../nbs/stage_4_sft.ipynb #4ddde967
 def precision(bf16: bool, device: str = 'cpu') -> str:
@@ -233,6 +235,20 @@ def merge_adapter(peft_model, tokenizer, dest: str | Path, dtype: str = 'bfloat1
         raise
     return dest
 
+# %% ../nbs/stage_4_sft.ipynb #281b9502
+def merge_checkpoint(base: str, checkpoint: str | Path, dest: str | Path, dtype: str = 'bfloat16',
+                     device: str = 'cpu', vocab: list[int] | None = None) -> Path:
+    ("Merge a saved LoRA checkpoint into its starting model `base` and save the result at `dest` (with `vocab`, else "
+     "the output vocabulary `base` has).")
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    path = resolve_model(base)
+    lm = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32 if device == 'cpu' else getattr(torch, dtype))
+    tok = AutoTokenizer.from_pretrained(path)
+    return merge_adapter(PeftModel.from_pretrained(lm, str(checkpoint)), tok, dest, dtype, base=path,
+                         vocab=vocab if vocab is not None else student_vocab(path))
+
 # %% ../nbs/stage_4_sft.ipynb #d907797c
 def validation_rows(train_rows: list, val_rows: list, n: int = 0) -> list:
     ("The first `n` validation rows (all if 0) of a run; a run without training or validation rows is a "
@@ -241,11 +257,29 @@ def validation_rows(train_rows: list, val_rows: list, n: int = 0) -> list:
                                                          f'and {len(val_rows)}')
     return val_rows[:n] if n else val_rows
 
+# %% ../nbs/stage_4_sft.ipynb #544b1058
+def curve_steps(examples, global_batch: int, total_steps: int | None = None) -> dict[int, int]:
+    ("{optimiser step: examples seen} of the learning-curve points `examples` at `global_batch` rows a step (those a "
+     "run of `total_steps` reaches).")
+    try: points = sorted({int(e) for e in examples})
+    except ValueError: raise RecipeError(f'sft.curve_examples must be whole numbers, got {examples!r}') from None
+    if any(e < 1 for e in points): raise RecipeError(f'sft.curve_examples must be positive, got {examples!r}')
+    steps = {math.ceil(e / global_batch): e for e in points}
+    return {s: e for s, e in steps.items() if total_steps is None or s <= total_steps}
+
+def keep_adapters(keep: dict):
+    "A Trainer callback that saves the model's adapter into `keep[step]` when the run finishes optimiser step `step`."
+    from transformers import TrainerCallback
+    class KeepAdapters(TrainerCallback):
+        def on_step_end(self, args, state, control, model=None, **kw):
+            if state.global_step in keep and state.is_world_process_zero: model.save_pretrained(str(keep[state.global_step]))
+    return KeepAdapters()
+
 # %% ../nbs/stage_4_sft.ipynb #d8dbf5c4
 def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out: str | Path, device: str = 'cpu',
-              seed: int = 0, world_size: int | None = None) -> dict:
+              seed: int = 0, world_size: int | None = None, keep: dict | None = None) -> dict:
     ("Fine-tune `model` on prompt–completion rows; keep the best adapter by validation loss, merge it; return the "
-     "run's facts.")
+     "run's facts (`keep`: {step: folder} of adapters to save on the way, the learning curve's).")
     out, val_rows = Path(out), validation_rows(train_rows, val_rows, recipe.val_examples)
     hand_off('SFT training')
     lm, tok, peft_config, path = load_for_training(model, recipe,
@@ -259,7 +293,8 @@ def train_sft(model: str, train_rows: list, val_rows: list, recipe: Recipe, out:
     vocab = rows_vocab(tok, train_rows + val_rows) if recipe.output_vocab == 'rows' else None
     trainer_cls = subset_trainer(SFTTrainer, vocab) if vocab else SFTTrainer
     trainer = hold(trainer_cls(model=lm, args=args, train_dataset=_sft_dataset(train_rows), eval_dataset=_sft_dataset(val_rows),
-                              processing_class=tok, peft_config=peft_config), 'the SFT trainer')
+                              processing_class=tok, peft_config=peft_config,
+                              callbacks=[keep_adapters(keep)] if keep else None), 'the SFT trainer')
     before = trainer.evaluate()['eval_loss'] if recipe.eval_before else None
     t0 = time.time()
     result = trainer.train()
@@ -339,6 +374,41 @@ def sft_targets(table) -> dict:
             'SFT accuracy > untrained dagger': bool(sft_d['accuracy'] > base_d['accuracy']),
             'SFT accuracy > untrained cot': bool(sft_d['accuracy'] > base_c['accuracy'])}
 
+# %% ../nbs/stage_4_sft.ipynb #7feb0042
+def curve_table(records: list):
+    "Accuracy (with its Wilson 95% interval), execution rate and mean output tokens per learning-curve point and split."
+    import pandas as pd
+    rows = []
+    for (e, split), g in pd.DataFrame(records).groupby(['examples', 'split']):
+        k, n = int(g['correct'].astype(bool).sum()), len(g)
+        lo, hi = wilson(k, n)
+        rows.append(dict(examples=int(e), split=split, n=n, correct=k, accuracy=round(100 * k / n, 1),
+                         acc_lo=round(100 * lo, 1), acc_hi=round(100 * hi, 1),
+                         exec_rate=round(100 * g['executed'].fillna(False).astype(bool).mean(), 1),
+                         mean_tokens=round(g['tokens'].mean(), 1), smoke=n < 30))
+    return pd.DataFrame(rows)
+
+def write_curve(cfg: Profile, progress: bool = True) -> dict:
+    ("Evaluate the adapters the SFT run kept (run.json's `curve`) on the curve splits; write curve_records.jsonl and "
+     "curve.csv; {} when the run kept none.")
+    out = layout.output(cfg, sft_folder(cfg))
+    points = read_json(out/'run.json').get('curve') or []
+    if not points: return {}
+    splits = load_splits(cfg.sft.curve_splits, cfg.sft.curve_sample_n, cfg.seed, cfg, prepared=True)
+    vocab, recs = read_vocab(out/'merged'), []
+    for p in points:
+        merged = merge_checkpoint(cfg.model, p['adapter'], out/'curve'/f"merged-{p['examples']}",
+                                  get_sft_recipe(cfg.sft.recipe).merge_dtype, _device(cfg), vocab=vocab)
+        got = evaluate(student_backend(cfg, merged), ['dagger'], splits, cap=cfg.sft.eval_max_new_tokens,
+                       model=f"{cfg.model} (SFT, {p['examples']} examples)", progress=progress, student=True,
+                       phase='sft', base_model=cfg.model, prompt=student_prompt(cfg))
+        recs += [r | dict(examples=p['examples']) for r in got]
+        shutil.rmtree(merged, ignore_errors=True)
+    table = curve_table(recs)
+    write_jsonl(out/'curve_records.jsonl', recs)
+    atomic_write_text(out/'curve.csv', table.to_csv(index=False))
+    return dict(records=recs, table=table)
+
 # %% ../nbs/stage_4_sft.ipynb #162133c0
 def write_before_after(cfg: Profile, merged: str | Path, t0: float | None = None, progress: bool = True) -> dict:
     ("Evaluate the untrained and fine-tuned models on the held-out sample; write records.jsonl, metrics.csv and the "
@@ -365,8 +435,9 @@ def train_then_evaluate(cfg: Profile, train, evaluate) -> dict:
     return dict(facts=facts) | evaluate(cfg, facts['merged'], t0)
 
 def sft_stage(cfg: Profile) -> dict:
-    "The SFT stage: `run_sft`, then on the first process `write_before_after`; the facts, records, table and targets."
-    return train_then_evaluate(cfg, run_sft, write_before_after)
+    ("The SFT stage: `run_sft`, then on the first process `write_before_after` and `write_curve`; the facts, records, "
+     "table, targets and learning curve.")
+    return train_then_evaluate(cfg, run_sft, lambda c, merged, t0: write_before_after(c, merged, t0) | dict(curve=write_curve(c)))
 
 # %% ../nbs/stage_4_sft.ipynb #878bb3de
 def sft_dir(cfg: Profile) -> Path:
@@ -401,9 +472,14 @@ def run_sft(cfg: Profile, model: str | None = None, recipe: Recipe | None = None
         bare = student_prompt(cfg)
         train_rows, val_rows = ([without_annotations(r, bare) for r in rows] for rows in (train_rows, val_rows))
     out = layout.output(cfg, sft_folder(cfg))
-    facts = train_sft(model, train_rows, val_rows, recipe, out, device=_device(cfg), seed=cfg.seed)
+    shutil.rmtree(out/'curve', ignore_errors=True)
+    steps = curve_steps(cfg.sft.curve_examples, recipe.global_batch,
+                        math.ceil(len(train_rows) * recipe.epochs / recipe.global_batch))
+    keep = {s: out/'curve'/f'examples-{e}' for s, e in steps.items()}
+    facts = train_sft(model, train_rows, val_rows, recipe, out, device=_device(cfg), seed=cfg.seed, keep=keep)
     facts |= dict(fit_train=fit, fit_val=vfit, train_ids=[r['id'] for r in train_rows],
-                  val_ids=[r['id'] for r in val_rows])
+                  val_ids=[r['id'] for r in val_rows],
+                  curve=[dict(examples=e, step=s, adapter=str(keep[s])) for s, e in steps.items() if keep[s].exists()])
     if int(os.environ.get('RANK', 0)) == 0:
         atomic_write_text(out/'history.csv', loss_history(facts).to_csv(index=False))
         write_json(out/'run.json', {k: v for k, v in facts.items() if k != 'history'}

@@ -152,12 +152,15 @@ def test_partial_inputs_make_what_they_can(tmp_path):
     _write_run(cfg, 'toy', 'untrained'); _write_run(cfg, 'toy_sft', 'sft', ('dagger',)); _write_run(cfg, 'toy_grpo', 'grpo', ('dagger',))
     (cfg.results/'grpo').mkdir(parents=True)
     (cfg.results/'grpo'/'history.csv').write_text('step,reward,format,execution,accuracy,completion_length\n1,0.5,1,0,0,200\n2,1.0,1,1,0,180\n')
+    (cfg.results/'sft').mkdir(parents=True)
+    (cfg.results/'sft'/'curve.csv').write_text('examples,split,n,correct,accuracy,acc_lo,acc_hi,exec_rate,mean_tokens,smoke\n'
+                                               '8,msvamp_bn,40,2,5.0,1.4,16.5,90.0,150,False\n16,msvamp_bn,40,6,15.0,7.1,29.1,95.0,150,False\n')
     (cfg.results/'grpo'/'nodes.csv').write_text('phase,init,phase_label,model,outputs,graphs,mean_nodes,mean_ops\nsft,,SFT,m (SFT),4,4,6.5,2\ngrpo,sft,SFT→GRPO,m (SFT→GRPO),4,4,7.0,2.5\n')
     (cfg.data/'paper'/'table8.csv').write_text('system,params_b,phase,split,avg_nodes\nX-untrained,12,untrained,msvamp_bn,7.33\n'
                                                'X-SFT,12,sft,msvamp_bn,7.74\nX-GRPO,12,grpo,msvamp_bn,7.84\n')
     m = F.draw_all(cfg, verbose=False)
     written = {p.rsplit('/', 1)[-1] for p in m['written']}
-    assert {'grpo_ours-cpu.png', 'fig2_paper-reported.png', 'fig2_ours-cpu.png', 'fig3_ours-cpu.pdf', 'table2_paper-reported.csv', 'table2_ours-cpu.md', 'table2_compare-cpu.csv',
+    assert {'grpo_ours-cpu.png', 'sft_curve_ours-cpu.png', 'fig2_paper-reported.png', 'fig2_ours-cpu.png', 'fig3_ours-cpu.pdf', 'table2_paper-reported.csv', 'table2_ours-cpu.md', 'table2_compare-cpu.csv',
             'table6_ours-cpu.csv', 'table8_ours-cpu.csv', 'flags_ours-cpu.png', 'dose_ours-cpu.json'} <= written
     skipped = {s['part'] for s in m['skipped']}
     assert {'table3 (paper)', 'Figure 4 (ours)', 'Table 11 (ours)', 'table3 (ours)'} <= skipped

@@ -12,7 +12,8 @@ from dagger.data import evaluable, load_split
 from dagger import layout
 
 ROOT = Path(__file__).resolve().parents[1]
-SFT_FILES = {'adapter', 'merged', 'history.csv', 'run.json', 'records.jsonl', 'metrics.csv'}
+SFT_FILES = {'adapter', 'merged', 'history.csv', 'run.json', 'records.jsonl', 'metrics.csv', 'curve', 'curve.csv',
+             'curve_records.jsonl'}
 GRPO_FILES = {'merged', 'history.csv', 'run.json', 'records.jsonl', 'metrics.csv', 'nodes.csv'}
 WRITES = ('write_jsonl(', 'write_json(', 'atomic_write_text(', '.to_csv(')
 
@@ -39,7 +40,8 @@ def standin_profile(tmp_path_factory):
     model = build_standin('gemma3', tmp/'gemma3')
     over = {'model': str(model), 'results_dir': str(tmp/'results'), 'sft.recipe': 'dry', 'grpo.recipe': 'dry',
             'teacher.n_sft': 4, 'teacher.n_val': 2, 'teacher.n_grpo': 2, 'teacher.msvamp_split': '', 'sft.n_train': 2,
-            'sft.eval_sample_n': 2, 'sft.eval_max_new_tokens': 8, 'device': 'cpu', 'batch_size': 2}
+            'sft.eval_sample_n': 2, 'sft.eval_max_new_tokens': 8, 'device': 'cpu', 'batch_size': 2,
+            'sft.curve_examples': '1, 2', 'sft.curve_splits': 'msvamp_bn', 'sft.curve_sample_n': 2}
     cfg = load_profile('cpu', **over)
     run_teacher(cfg, progress=False)
     write_jsonl(layout.output(cfg, 'dataset')/f'{cfg.sft.eval_split}.jsonl',
@@ -60,6 +62,10 @@ def test_the_sft_and_grpo_commands_write_the_stage_files(standin_profile):
     assert {p.name for p in out.iterdir()} >= SFT_FILES
     run = json.loads((out/'run.json').read_text())
     assert {'before_after', 'targets', 'eval'} <= set(run) and run['eval']['n'] == 2
+    import pandas as pd                                   # the learning curve: both kept adapters, evaluated
+    curve = pd.read_csv(out/'curve.csv')
+    assert curve['examples'].tolist() == [1, 2] and (curve['n'] == 2).all() and [p['step'] for p in run['curve']] == [1, 2]
+    assert not list((out/'curve').glob('merged-*'))       # the merged copies are removed once evaluated
     r = command('dagger.grpo', args)
     assert r.returncode == 0, r.stderr[-3000:]
     out = layout.path(cfg, 'grpo')
