@@ -51,8 +51,8 @@ class TeacherSettings:
     msvamp_split: str = ''         # an MSVAMP split whose training half (odd numbers)
                                    # joins the SFT questions; '' = none
     n_msvamp: int = 0              # questions drawn from that half (seeded); 0 = all 500
-    more_msvamp_splits: tuple = () # other MSVAMP splits (languages) whose training half joins the SFT questions whole:
-                                   # the same problems in other words, never a held-out one
+    more_msvamp_splits: tuple = () # other MSVAMP splits (languages): their versions of the problems drawn from
+                                   # `msvamp_split` join the SFT questions too (none without a draw)
     n_written: int = 0             # written Bangla problems with known graphs (dagger.written) drawn (seeded) into
                                    # the SFT questions; 0 = none
     grpo_msvamp: bool = False      # GRPO prompts: that half's questions the SFT set left out (else the GRPO source)
@@ -251,8 +251,6 @@ def problems(cfg: 'Profile') -> list[str]:
     if not DEVICE.fullmatch(cfg.device): out.append(f'device = {cfg.device!r}: allowed auto, cpu, mps, cuda or cuda:N')
     if both := sorted(set(cfg.eval.smoke_splits) & set(cfg.eval.splits)):
         out.append(f'eval.smoke_splits = {cfg.eval.smoke_splits!r}: {", ".join(both)} also in eval.splits (a split is evaluated in full or as a smoke check)')
-    if cfg.teacher.more_msvamp_splits and not cfg.teacher.msvamp_split:
-        out.append(f'teacher.more_msvamp_splits = {cfg.teacher.more_msvamp_splits!r} needs teacher.msvamp_split')
     if cfg.teacher.msvamp_split and not cfg.msvamp_holdout:
         out.append(f'teacher.msvamp_split = {cfg.teacher.msvamp_split!r} needs msvamp_holdout = true (else MSVAMP is trained on and evaluated)')
     return out
