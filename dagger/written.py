@@ -15,15 +15,16 @@ from .lexicon import (read_rules, lexicon, names, times, find_range, measures, u
 from .numbers import to_bangla_digits, to_ascii_digits
 
 # %% auto #0
-__all__ = ['FRAMES_FILE', 'RANGES_FILE', 'NOUNS', 'OPS', 'SLOTS', 'GLOSS_SLOTS', 'BOXES', 'SKIP_NOUNS', 'SPELLING',
-           'UNBOUGHT_BOXES', 'MAX_TRIES', 'COUNT_MAX', 'COUNTED', 'DISTRACTOR_SHARE', 'TWO_DISTRACTORS', 'POINTS_BACK',
-           'GENERATOR', 'N_WRITTEN', 'SEED', 'FIELD_ORDER', 'LABEL_FIRST', 'NEAR', 'EVAL_SPLITS_BN', 'MAX_OVERLAP',
-           'WrittenError', 'Frame', 'note_above', 'evaluate', 'ops_of', 'written_ranges', 'all_measures', 'frames',
-           'nouns', 'items_for', 'boxes', 'slot_range', 'Draw', 'noun_of', 'draw', 'item_cap', 'numbers_for',
-           'bn_number', 'counted', 'slots', 'gloss_slots', 'sentences', 'fits_distractor', 'distractor', 'points_back',
-           'add_distractors', 'gold_graph', 'make_problem', 'written_path', 'make_problems', 'write_problems',
-           'load_written', 'written_graph', 'summary', 'bare', 'template_similarity', 'norm_text', 'plusd_sentences',
-           'grams', 'eval_overlap', 'review_seed', 'review_record', 'review_sample']
+__all__ = ['FRAMES_FILE', 'RANGES_FILE', 'NOUNS', 'OPS', 'SLOTS', 'GLOSS_SLOTS', 'BOXES', 'CAPACITY_BOXES', 'SKIP_NOUNS',
+           'SPELLING', 'PLURAL_LOANS', 'UNBOUGHT_BOXES', 'MAX_TRIES', 'COUNT_MAX', 'COUNTED', 'OWNER_WORDS',
+           'DISTRACTOR_SHARE', 'TWO_DISTRACTORS', 'MAX_FRAME_SHARE', 'POINTS_BACK', 'GENERATOR', 'N_WRITTEN', 'SEED',
+           'FIELD_ORDER', 'LABEL_FIRST', 'NEAR', 'EVAL_SPLITS_BN', 'MAX_OVERLAP', 'WrittenError', 'Frame', 'note_above',
+           'evaluate', 'ops_of', 'written_ranges', 'all_measures', 'frames', 'nouns', 'items_for', 'boxes',
+           'slot_range', 'box_measure', 'Draw', 'noun_of', 'box_fits', 'draw', 'item_cap', 'numbers_for', 'bn_number',
+           'counted', 'slots', 'gloss_slots', 'sentences', 'asks_owner', 'fits_distractor', 'distractor', 'points_back',
+           'distractor_weights', 'add_distractors', 'gold_graph', 'make_problem', 'written_path', 'make_problems',
+           'write_problems', 'load_written', 'written_graph', 'summary', 'bare', 'template_similarity', 'norm_text',
+           'plusd_sentences', 'grams', 'eval_overlap', 'review_seed', 'review_record', 'review_sample']
 
 # %% ../nbs/lib_34_written.ipynb #eb27f8a8
 class WrittenError(ValueError):
@@ -104,7 +105,7 @@ def ops_of(expr) -> list:
 
 # %% ../nbs/lib_34_written.ipynb #ee4d66b9
 SLOTS = {'name', 'name_gen', 'name_acc', 'name2', 'name2_gen', 'name2_acc', 'item', 'item_gen', 'item_pl', 'box',
-         'box_loc', 'other', 'gift', 'animal', 'q', 'when1', 'when2', 'did', 'unit'}
+         'box_loc', 'box_gen', 'box_pl', 'other', 'gift', 'animal', 'q', 'when1', 'when2', 'did', 'unit'}
 GLOSS_SLOTS = {'Name', 'Name2', 'items', 'item', 'boxes', 'box', 'When1', 'When2', 'when1_en', 'when2_en', 'did_en',
                'do_en', 'other_sg', 'others', 'gifts', 'animals', 'unit'}
 
@@ -155,11 +156,18 @@ def frames(kind: str | None = None) -> tuple:
 
 # %% ../nbs/lib_34_written.ipynb #12a6d874
 BOXES = {'food': ('বাক্স', 'ঝুড়ি', 'ব্যাগ', 'প্লেট'), 'object': ('বাক্স', 'ব্যাগ')}   # what each class is packed in
+CAPACITY_BOXES = ('বাক্স', 'ঝুড়ি')   # what a frame says a count fits (`ধরে`): a box or a basket, not a bag or a plate
 # lexicon words the written problems leave out: a misspelt peach (পেচ; পিচ also reads as tar), a reel of nothing, an
 # appliance, and things a Bangladeshi child's story does not hold (bacon, fruit roll-ups, Skittles, baseball cards, quilts, sticky notes, gum, nails)
 SKIP_NOUNS = frozenset({'পেচ', 'পিচ', 'রিল', 'ভ্যাকিউম ক্লিনার', 'বেকন', 'রোল-আপ', 'স্কিটলস', 'বেসবল কার্ড', 'কুইল্ট',
                         'পোস্ট-ইট', 'গাম', 'পেরেক'})
-SPELLING = {'পাস্ত্রি': 'পেস্ট্রি'}   # the standard spelling of a lexicon word
+SPELLING = {'পাস্ত্রি': 'পেস্ট্রি', 'রেপার': 'র‍্যাপার'}   # the standard spelling of a lexicon word (র‍্যা: র, ZWJ, hasant, য)
+# English plurals borrowed whole take a counter as their singular does (১২টি কুকি, একটি কুকি, not একটি কুকিজ)
+PLURAL_LOANS = {'কুকিজ': 'কুকি'}
+
+def _spelt(n):
+    w = SPELLING.get(n.word, PLURAL_LOANS.get(n.word, n.word))
+    return n if w == n.word else replace(n, word=w)
 
 def _fits(n, f: Frame) -> bool:
     if n.cls not in f.classes or n.tags & {'ambig', 'container'}: return False
@@ -171,9 +179,11 @@ def _fits(n, f: Frame) -> bool:
 
 @functools.cache
 def nouns(lang: str = 'bn') -> tuple:
-    "The distinct lexicon nouns of `lang`, in file order, less `SKIP_NOUNS`, spelt as `SPELLING` says."
-    return tuple(replace(n, word=SPELLING[n.word]) if n.word in SPELLING else n
-                 for n in dict.fromkeys(lexicon(lang).values()) if n.word not in SKIP_NOUNS)
+    "The distinct lexicon nouns of `lang`, in file order, less `SKIP_NOUNS`, spelt as `SPELLING` and `PLURAL_LOANS` say (one noun a word)."
+    out = {}
+    for n in dict.fromkeys(lexicon(lang).values()):
+        if n.word not in SKIP_NOUNS: out.setdefault(_spelt(n).word, _spelt(n))
+    return tuple(out.values())
 
 def items_for(f: Frame, lang: str = 'bn') -> list:
     "The nouns frame `f` may count."
@@ -185,19 +195,31 @@ def boxes(cls: str, lang: str = 'bn') -> list:
     return [lex[w] for w in BOXES.get(cls, BOXES['object']) if w in lex and 'container' in lex[w].tags]
 
 # %% ../nbs/lib_34_written.ipynb #3d3ba4e9
+def _row_fits(r: Range, noun) -> bool:
+    cls, _, tag = r.cls.partition('#')
+    return cls in ('*', noun.cls) and r.size in ('*', noun.size) and (not tag or tag in noun.tags)
+
 def _written_row(measure: str, noun, unit: str | None, lang: str) -> Range | None:
     rows = [r for r in written_ranges().get(measure, ()) if r.lang in ('*', lang) and (unit is None or r.unit in ('*', unit))]
     if noun is None: return next((r for r in rows if r.cls == '*'), None)
     own = [r for r in rows if r.cls == noun.sg]
-    return own[0] if own else next((r for r in rows if r.cls in ('*', noun.cls) and r.size in ('*', noun.size)), None)
+    tagged = [r for r in rows if '#' in r.cls and _row_fits(r, noun)]
+    return (own or tagged or [None])[0] or next((r for r in rows if '#' not in r.cls and _row_fits(r, noun)), None)
 
 def slot_range(measure: str, noun, unit: str | None, lang: str = 'bn') -> Range | None:
-    "The range a number of `measure` about `noun` (None: no noun) follows: `written_ranges.tsv` first, then `ranges.tsv`."
+    ("The range a number of `measure` about `noun` (None: no noun) follows: `written_ranges.tsv` first, then `ranges.tsv`; "
+     "None where neither has a row, or where the noun's `written_ranges.tsv` row says 0 to 0 (it takes no such number).")
     r = _written_row(measure, noun, unit, lang) if measure in written_ranges() else None
+    if r is not None and r.hi == 0: return None
     if r is None and measure in measures():
         cls, size, word = (noun.cls, noun.size, noun.sg) if noun is not None else ('*', '*', '')
         r = find_range(measure, cls, size, lang, unit, word=word)
     return r
+
+def box_measure(measure: str, box) -> str:
+    "The measure a `perbox` number follows in container `box`: its own (`perbox_bag`, `perbox_plate` …) where `written_ranges.tsv` has one."
+    m = f'{measure}_{box.sg}' if measure == 'perbox' and box is not None else measure
+    return m if m in written_ranges() else measure
 
 # %% ../nbs/lib_34_written.ipynb #c896f136
 @dataclass
@@ -226,12 +248,21 @@ UNBOUGHT_BOXES = ('প্লেট',)   # set out on the table, not bought full
 
 def _other(rng, item, f: Frame, lang: str):
     pool = [n for n in nouns(lang) if n.cls in ('object', 'food') and n.word != item.word and n.sg != item.sg
-            and 'ambig' not in n.tags and all(slot_range(m, n, u, lang) for _, m, k, u in f.values if k == 'other')]
+            and not n.tags & {'ambig', 'free', 'container'} and n.size != 'micro'
+            and all(slot_range(m, n, u, lang) for _, m, k, u in f.values if k == 'other')]
     return rng.choice(pool)
+
+def box_fits(f: Frame, item, box, lang: str = 'bn') -> bool:
+    ("Whether frame `f` may put `item` in container `box`: only a box or a basket 'holds' a count, a plate is not "
+     "bought full, and every per-container number has a row for this container and item.")
+    if 'ধরে' in f.text and box.word not in CAPACITY_BOXES: return False
+    if 'কিন' in f.text and box.word in UNBOUGHT_BOXES: return False
+    return all(slot_range(box_measure(m, box), item, u, lang) for _, m, k, u in f.values if k == 'item' and m == 'perbox')
 
 def draw(rng: random.Random, f: Frame, lang: str = 'bn') -> Draw:
     "Names, nouns and days for frame `f` whose every number has a range."
-    items = [n for n in items_for(f, lang) if all(slot_range(m, n, u, lang) for _, m, k, u in f.values if k == 'item')]
+    items = [n for n in items_for(f, lang) if all(slot_range(m, n, u, lang) for _, m, k, u in f.values if k == 'item' and m != 'perbox')
+             and any(box_fits(f, n, b, lang) for b in boxes(n.cls, lang))]
     if not items: raise WrittenError(f'{FRAMES_FILE}: frame {f.id}: no lexicon noun fits its classes, needs and ranges')
     item = rng.choice(items)
     a, b = rng.sample(names(lang), 2)
@@ -240,7 +271,7 @@ def draw(rng: random.Random, f: Frame, lang: str = 'bn') -> Draw:
     animals = [n for n in nouns(lang) if 'farm' in n.tags]
     gifts = [n for n in nouns(lang) if n.cls == 'object' and n.size in ('tiny', 'small') and not n.tags & {'free', 'ambig'}
              and n.sg != item.sg]
-    bx = [b for b in boxes(item.cls, lang) if not ('কিন' in f.text and b.word in UNBOUGHT_BOXES)]
+    bx = [b for b in boxes(item.cls, lang) if box_fits(f, item, b, lang)]
     return Draw(a, b, item, rng.choice(bx), _other(rng, item, f, lang), rng.choice(gifts),
                 rng.choice(animals), days)
 
@@ -261,7 +292,8 @@ def item_cap(d: Draw, lang: str = 'bn') -> int | None:
 def numbers_for(rng: random.Random, f: Frame, d: Draw, lang: str = 'bn') -> dict | None:
     "Slot values for frame `f` whose computation is whole and positive at every step, or None after `MAX_TRIES`."
     tree = _tree(f.graph)
-    ranges = {s: slot_range(m, noun_of(d, k), u, lang) for s, m, k, u in f.values}
+    ranges = {s: slot_range(box_measure(m, d.box), noun_of(d, k), u, lang) for s, m, k, u in f.values}
+    total = slot_range('total', d.item, None, lang) if f.topic == 'count' else None
     capped = {s for s, m, k, _ in f.values if k == 'item' and m in COUNTED} | {s for s, _, k in f.make if k == 'item'}
     cap = item_cap(d, lang)
     for _ in range(MAX_TRIES):
@@ -272,6 +304,7 @@ def numbers_for(rng: random.Random, f: Frame, d: Draw, lang: str = 'bn') -> dict
         if any(v <= 0 or v != int(v) for v in shown + steps): continue
         if f.topic != 'money' and max(shown + steps) > COUNT_MAX: continue
         if cap and any(env[s] > cap for s in capped): continue
+        if total and max(steps + [env[s] for s in capped]) > total.hi: continue
         if len(set(shown + steps)) < len(shown) + len(steps) or 1 in shown or (2 in shown and ', 2)' in f.graph.replace(',2)', ', 2)')): continue
         return {s: int(v) for s, v in env.items()}
     return None
@@ -291,7 +324,7 @@ def slots(f: Frame, d: Draw, env: dict, lang: str = 'bn') -> dict:
     (n1, g1, *_), (n2, g2, *_) = d.name, d.name2
     out = dict(name=n1, name_gen=g1, name_acc=n1 + 'কে', name2=n2, name2_gen=g2, name2_acc=n2 + 'কে',
                item=d.item.word, item_gen=bn_genitive(d.item), item_pl=bn_plural(d.item), box=d.box.word,
-               box_loc=bn_locative(d.box), other=d.other.word, gift=d.gift.word, animal=d.animal.word, did=d.item.did,
+               box_loc=bn_locative(d.box), box_gen=bn_genitive(d.box), box_pl=bn_plural(d.box), other=d.other.word, gift=d.gift.word, animal=d.animal.word, did=d.item.did,
                q='কতজন' if d.item.cls == 'person' else 'কতটি',
                when1=times(lang)[d.days[0]][0], when2=times(lang)[d.days[1]][0])
     out |= {s: counted(v, keys.get(s, 'none'), d) for s, v in env.items()}
@@ -327,6 +360,16 @@ def _names(text: str) -> set:
     "The people a frame text names (`name`, `name2`), whatever their case."
     return {re.sub(r'_(gen|acc)$', '', s) for s in _fields(text) if s.startswith('name')}
 
+OWNER_WORDS = ('{name', '{box', 'ক্লাস', 'বাস', 'খামার', 'দলে', 'বন্ধু', 'ব্যাগে')
+
+def asks_owner(f: Frame) -> bool:
+    ("Whether the question of problem frame `f` says whose items (or which place's) it counts: `মিনার কাছে`, "
+     "`সবগুলো বাক্সে`, `প্রত্যেক বন্ধু`, not a bare `সব মিলিয়ে মোট কতটি আপেল আছে?`.")
+    return any(w in f.text.split('|')[-1] for w in OWNER_WORDS)
+
+def _has(d: Draw, need: str) -> bool:
+    return need in d.item.tags or need in (d.item.size, d.item.word)
+
 def fits_distractor(t: Frame, f: Frame, d: Draw) -> bool:
     "Whether distractor frame `t` may join problem frame `f` about draw `d`."
     if '*' not in t.classes and d.item.cls not in t.classes: return False
@@ -337,7 +380,8 @@ def fits_distractor(t: Frame, f: Frame, d: Draw) -> bool:
         if n.startswith('$!'):
             if n[2:] in have: return False
         elif n.startswith('$') and n[1:] not in have: return False
-        if n.startswith('#') and (n[1:].lstrip('!') in d.item.tags) == n[1:].startswith('!'): return False
+        if n.startswith('#') and _has(d, n[1:].lstrip('!')) == n[1:].startswith('!'): return False
+        if n == 'holder' and not asks_owner(f): return False      # more of the item with someone else: only where the question says whose
     if not _names(t.text) <= _names(f.text): return False
     return all(slot_range(m, noun_of(d, k), u) for _, m, k, u in t.values)
 
@@ -356,11 +400,25 @@ def distractor(rng: random.Random, t: Frame, d: Draw, taken: set, fill: dict, gf
 # %% ../nbs/lib_34_written.ipynb #cbb53f3e
 DISTRACTOR_SHARE = 0.42      # problems drawn to take distractor sentences (about a third find a place for them)
 TWO_DISTRACTORS = 0.4        # of those, the share with two
+MAX_FRAME_SHARE = 0.12       # no distractor frame writes more than this share of the distractor sentences (the tests check it)
 POINTS_BACK = re.compile(r'(?<!\S)(সে|তার|তাকে|তারা|তাদের|তাহলে|সেই|সেখান\S*|এর|এতে|এছাড়া)(?=[\s,।?]|$)')
 
 def points_back(sentence: str) -> bool:
     "Whether a sentence refers back to one before it (a pronoun, `সেখান থেকে`, `এর মধ্যে` …)."
     return bool(POINTS_BACK.search(sentence))
+
+@functools.cache
+def distractor_weights(lang: str = 'bn') -> dict:
+    ("Each distractor frame's weight when a problem picks its distractors: one over the share of problems (frame by "
+     "frame, item by item) it fits, so a frame that fits every problem is not picked in every problem.")
+    fit = Counter()
+    for f in frames('problem'):
+        its = items_for(f, lang)
+        for n in its:
+            d = Draw(('', '', ''), ('', '', ''), n, next(iter(boxes(n.cls, lang)), None), None, None, None, ())
+            for t in frames('distractor'):
+                if fits_distractor(t, f, d): fit[t.id] += 1 / len(its)
+    return {t.id: len(frames('problem')) / fit[t.id] if fit[t.id] else 0.0 for t in frames('distractor')}
 
 def add_distractors(rng: random.Random, f: Frame, d: Draw, sents: list, taken: set, fill: dict, gfill: dict) -> tuple[list, list]:
     "Insert 0–2 distractor sentences into `sents`; return (sentences with a distractor flag, [(frame id, value, after)])."
@@ -368,11 +426,13 @@ def add_distractors(rng: random.Random, f: Frame, d: Draw, sents: list, taken: s
     if rng.random() >= DISTRACTOR_SHARE: return out, []
     pool = [t for t in frames('distractor') if fits_distractor(t, f, d)]
     want, added = 2 if rng.random() < TWO_DISTRACTORS else 1, []
-    for t in rng.sample(pool, len(pool)):
+    w = distractor_weights()
+    for t in sorted(pool, key=lambda t: -rng.random() ** (1 / w[t.id])):
         if len(added) == want: break
         if 'newperson' in t.needs and any('newperson' in x.needs for x in frames('distractor') if x.id in dict(added)): continue
         made = distractor(rng, t, d, taken, fill, gfill)
         gaps = [k for k in range(1, len(out)) if not out[k][2] and not points_back(out[k][0])
+                and ('late' not in t.needs or k == len(out) - 1)
                 and ('newperson' not in t.needs or not any(points_back(s[0]) for s in out[k:]))]
         if made is None or not gaps: continue
         k = rng.choice(gaps)
@@ -426,7 +486,7 @@ def gold_graph(f: Frame, d: Draw, env: dict, question: str, added: list, lang: s
     return g
 
 # %% ../nbs/lib_34_written.ipynb #f8becf32
-GENERATOR = 'dagger.written v2'
+GENERATOR = 'dagger.written v3'
 
 def _labels_ok(g: dict, question: str) -> bool:
     "Every constant's label is in the question and holds its number (or the word that names it)."

@@ -1,5 +1,6 @@
 "Tests for dagger.written: the frames, the committed written problems, their gold graphs, their distance from the evaluation splits."
-import json, random
+import json, random, re
+from collections import Counter
 
 import pytest
 
@@ -8,7 +9,8 @@ from dagger import written as W
 from dagger.config import read_jsonl
 from dagger.gold import label_text, LABEL_WORDS
 from dagger.lexicon import templates
-from dagger.numbers import to_bangla_digits
+from dagger.numbers import to_bangla_digits, to_ascii_digits
+from dagger.lexicon import split_sentences
 from dagger.teacher import norm_question
 
 
@@ -138,6 +140,9 @@ PLACES = ('বাস', 'ক্লাস', 'উঠোন', 'স্কুল', '�
           'খেলা', 'হাতখরচ', 'জন্মদিন', 'দাদু', 'বয়স', 'ঘুমানো')
 
 
+BOXES = ('বাক্স', 'ব্যাগ', 'ঝুড়ি', 'প্লেট')   # a container the problem itself sets out
+
+
 def _rest(p, s):
     return p.question.replace(s, ' ')
 
@@ -147,7 +152,7 @@ def test_distractors_are_about_the_problems_own_item_or_place(ws):
         for s in p.added_sentences:
             rest = _rest(p, s)
             assert all(w in rest for w in PLACES if w in s), (p.id, s)            # nothing the story never introduced
-            assert p.meta['item'] in s or any(w in s and w in rest for w in PLACES), (p.id, s)
+            assert p.meta['item'] in s or any(w in s and w in rest for w in PLACES + BOXES), (p.id, s)
 
 
 def test_no_distractor_before_a_sentence_that_points_back(ws):
@@ -221,3 +226,112 @@ def test_change_is_a_round_note_just_above_the_bill(ws):
         assert paid in (100, 200, 500, 1000) or (paid > 1000 and paid % 500 == 0 and paid - bill < 500), p.id
         n += 1
     assert n > 50
+
+
+# What the second blind read failed or flagged (data/written/review/v2/report_bn.md), one test per pattern.
+
+HOLDERS = ('বড় বোনের কাছে', 'মামাতো বোনের কাছে', 'সহপাঠী')
+
+
+def _last(p):
+    return split_sentences(p.question)[-1]
+
+
+def test_another_holder_only_where_the_question_says_whose(ws):
+    from dagger.lexicon import names
+    people = {w for n in names('bn') for w in n[:2]}
+    holder = {f.id for f in W.frames('distractor') if 'holder' in f.needs}
+    assert {'W-D-06', 'W-D-07', 'W-D-17'} <= holder
+    unscoped = {f.id for f in W.frames('problem') if not W.asks_owner(f)}
+    assert {'P-muladd-01', 'P-subsub-01', 'P-mulsub-01'} <= unscoped
+    n = 0
+    for p in ws:
+        held = [s for s in p.added_sentences if any(h in s for h in HOLDERS)]
+        assert len(held) == sum(f in holder for f in p.meta['distractor_frames']), p.id
+        if not held: continue
+        n += 1
+        q = _last(p)
+        assert p.meta['frame'] not in unscoped, (p.id, q)
+        assert not q.startswith('সব মিলিয়ে মোট') and not re.match(r'^[০-৯]+টি|^কতটি', q), (p.id, q)
+        assert any(w in q for w in people) or any(w in q for w in ('বাক্স', 'ব্যাগ', 'ঝুড়ি', 'প্লেট', 'বন্ধু')), (p.id, q)
+    assert n > 50
+
+
+def test_the_unscoped_question_of_the_first_report_gets_no_holder():
+    f = next(f for f in W.frames('problem') if f.id == 'P-muladd-01')
+    lex = {n.word: n for n in W.nouns()}
+    d = W.Draw(('জামাল', 'জামালের', 'Jamal'), ('মিনা', 'মিনার', 'Mina'), lex['টিকিট'], lex['ব্যাগ'], lex['বই'], lex['ঘুড়ি'], lex['হাঁস'], ())
+    for t in W.frames('distractor'):
+        if 'holder' in t.needs: assert not W.fits_distractor(t, f, d), t.id
+    scoped = next(f for f in W.frames('problem') if f.id == 'P-mul-01')
+    assert W.asks_owner(scoped) and W.fits_distractor(next(t for t in W.frames('distractor') if t.id == 'W-D-06'), scoped, d)
+
+
+def test_containers_hold_a_sensible_count(ws):
+    lex = {n.word: n for n in W.nouns()}
+    bag, plate, box, basket = (lex[w] for w in ('ব্যাগ', 'প্লেট', 'বাক্স', 'ঝুড়ি'))
+    assert W.slot_range(W.box_measure('perbox', bag), lex['বোতলের ছিপি'], None).lo >= 10
+    assert W.slot_range(W.box_measure('perbox', plate), lex['পীচ'], None).hi <= 6
+    for b in (bag, box, basket, plate):
+        assert W.slot_range(W.box_measure('perbox', b), lex['টিকিট'], None) is None
+    assert W.slot_range(W.box_measure('perbox', basket), lex['কুকি'], None) is None
+    seen = 0
+    for p in ws:
+        m = re.search(r'প্রতিটি (বাক্সে|ব্যাগে|ঝুড়িতে|প্লেটে) ([০-৯]+)টি (.+?) (?:আছে|ছিল|ধরে)।', p.question)
+        if not m: continue
+        seen += 1
+        where = {'বাক্সে': box, 'ব্যাগে': bag, 'ঝুড়িতে': basket, 'প্লেটে': plate}[m[1]]
+        n = lex[p.meta['item']]
+        r = W.slot_range(W.box_measure('perbox', where), n, None)
+        assert r is not None and r.lo <= int(to_ascii_digits(m[2])) <= r.hi, (p.id, m[0])
+        assert 'টিকিট' not in m[3] and 'টিকেট' not in m[3], p.id
+        if m[0].endswith('ধরে।'):
+            assert m[1] in ('বাক্সে', 'ঝুড়িতে') and 'free' not in n.tags, (p.id, m[0])
+        if m[1] == 'প্লেটে':
+            assert int(to_ascii_digits(m[2])) <= 12, (p.id, m[0])
+    assert seen > 300
+
+
+def test_totals_and_other_holdings_stay_small(ws):
+    lex = {n.word: n for n in W.nouns()}
+    for p in ws:
+        n = lex[p.meta['item']]
+        tot = W.slot_range('total', n, None)
+        if p.meta['topic'] == 'count' and tot:
+            assert p.answer <= tot.hi, (p.id, p.answer)
+        for s in p.added_sentences:
+            if any(h in s for h in HOLDERS):
+                v = int(to_ascii_digits(re.search(r'([০-৯]+)টি', s)[1]))
+                assert v <= W.slot_range('other_has', n, None).hi, (p.id, s)
+                assert n.sg not in ('burger', 'sandwich', 'flatbread', 'pizza', 'cake'), (p.id, s)
+    for w, hi in (('অ্যাকশন ফিগার', 30), ('পুতুল', 24), ('বার্গার', 24), ('রুটি', 24)):
+        assert W.slot_range('total', lex[w], None).hi <= hi, w
+    assert W.slot_range('other_has', lex['বার্গার'], None) is None and W.slot_range('other_has', lex['রুটি'], None) is None
+
+
+def test_wrapper_and_plural_loans(ws):
+    words = {n.word for n in W.nouns()}
+    assert 'র\u200d্যাপার' in words and 'রেপার' not in words and 'কুকিজ' not in words and 'কুকি' in words
+    for p in ws:
+        assert 'রেপার' not in p.question and 'কুকিজ' not in p.question, p.id
+        assert not any(w in p.question for w in W.PLURAL_LOANS), p.id          # «একটি কুকিজও» nowhere
+    assert any('র\u200d্যাপার' in p.question for p in ws) and any('কুকি' in p.question for p in ws)
+
+
+def test_spoilt_count_says_all_the_containers(ws):
+    n = 0
+    for p in ws:
+        if p.meta['frame'] != 'P-mulsub-01': continue
+        n += 1
+        assert 'এর মধ্যে' not in p.question, p.id
+        assert re.search(r'সব (বাক্স|ব্যাগ|ঝুড়ি) মিলিয়ে [০-৯]+টি \S+ নষ্ট ছিল।', p.question), p.id
+    assert n > 50
+
+
+def test_no_distractor_frame_dominates(ws):
+    s = W.summary(ws)['distractor_frames']
+    total = sum(s.values())
+    print('distractor frame shares:', sorted(((round(v / total, 3), k) for k, v in s.items()), reverse=True)[:6])
+    assert len(s) >= 30 and max(s.values()) / total <= W.MAX_FRAME_SHARE
+    lines = Counter(re.sub(r'[০-৯]+', '#', re.sub(r'^\S+', '', s_)) for p in ws for s_ in p.added_sentences)
+    assert max(lines.values()) / total <= W.MAX_FRAME_SHARE
