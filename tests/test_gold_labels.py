@@ -106,6 +106,18 @@ def test_the_study_trains_on_the_training_half():
     assert sum(D.msvamp_half(p) == 'train' for p in sets['sft_train']) >= 100
 
 
+def test_grpo_problems_are_not_trained_on_in_any_language_and_written_ones_copy_none():
+    ("cpu-study's SFT set holds the other languages' versions of its Bangla MSVAMP draw only: no language's version of a "
+     "GRPO problem is trained on; written problems, when drawn, copy no held-out question.")
+    sets = training_problems(load_profile('cpu-study', teacher__n_written=200))
+    sft = {D.msvamp_number(p) for p in sets['sft_train'] if D.msvamp_number(p) is not None}
+    grpo = {D.msvamp_number(p) for p in sets['grpo_train']}
+    assert grpo and not sft & grpo
+    assert {p.split for p in sets['sft_train']} >= {'msvamp_bn', 'msvamp_en', 'msvamp_es', 'msvamp_th', 'written_bn'}
+    index = _heldout_index()
+    assert not [p.id for p in sets['sft_train'] if p.split == 'written_bn' and norm_question(p.question) in index]
+
+
 def test_training_targets_in_the_paper_form_and_label_first(tmp_path):
     "The teacher stage writes the paper's graphs as SFT targets; sft.label_first puts each label before its value."
     from dagger import graph as G, teacher as T
