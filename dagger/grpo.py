@@ -23,8 +23,8 @@ __all__ = ['COMPONENTS', 'REWARD_FUNCS', 'BYTES', 'TRL_KEYS', 'HISTORY', 'comple
            'format_reward', 'execution_reward', 'accuracy_reward', 'vllm_ok', 'grpo_config', 'param_count',
            'kv_bytes_per_token', 'colocate_memory', 'gpu_gb', 'prompt_length', 'fit_prompts', 'gold_of',
            'language_only_trl_vllm', 'language_only_unsloth_vllm', 'vllm_share', 'load_policy', 'checkpoints',
-           'score_model', 'select_checkpoint', 'train_grpo', 'reward_history', 'plot_rewards', 'grpo_dir', 'init_model',
-           'grpo_vs_sft', 'nodes_table', 'run_grpo', 'write_grpo_eval', 'grpo_stage', 'main']
+           'score_model', 'select_checkpoint', 'step_times', 'train_grpo', 'reward_history', 'plot_rewards', 'grpo_dir',
+           'init_model', 'grpo_vs_sft', 'nodes_table', 'run_grpo', 'write_grpo_eval', 'grpo_stage', 'main']
 
 # %% ../nbs/stage_5_grpo.ipynb #02c4bab4
 def completion_text(completion) -> str:
@@ -289,6 +289,20 @@ def select_checkpoint(base: str, folder: str | Path, val_rows: list, recipe: GRP
     return dict(scores=scores, chosen=best, step=int(best.split('-')[1]), val_problems=len(val_rows),
                 max_new_tokens=budget, rule='highest mean validation reward of greedy graphs (earliest on a tie)')
 
+# %% ../nbs/stage_5_grpo.ipynb #68a354f3
+@contextlib.contextmanager
+def step_times():
+    "{section: seconds} of TRL's profiled sections (generation, rewards, weight sync), summed while active."
+    from trl.extras import profiling
+    spent, original = {}, profiling.ProfilingContext._log_metrics
+    def log(self, duration):
+        name = self.name.split('.', 1)[-1]                   # 'GRPOTrainer.transformers.generate': the trainer's name first
+        spent[name] = spent.get(name, 0.0) + duration
+        return original(self, duration)
+    profiling.ProfilingContext._log_metrics = log
+    try: yield spent
+    finally: profiling.ProfilingContext._log_metrics = original
+
 # %% ../nbs/stage_5_grpo.ipynb #04a458e8
 TRL_KEYS = ('num_generations', 'max_completion_length', 'per_device_train_batch_size', 'gradient_accumulation_steps',
             'generation_batch_size', 'num_train_epochs', 'max_steps', 'learning_rate', 'lr_scheduler_type',
@@ -321,7 +335,8 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
                                    train_dataset=_prompt_dataset(train_rows),
                                    processing_class=tok, peft_config=peft_config), 'the GRPO trainer')
     t0 = time.time()
-    result = trainer.train()
+    with step_times() as spent:
+        result = trainer.train()
     wall = time.time() - t0
     st = trainer.state
     if not (out/'checkpoints'/f'checkpoint-{st.global_step}').exists() and trainer.is_world_process_zero():
@@ -331,7 +346,8 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
                  precision=precision(recipe.bf16, device), train_rows=len(train_rows), val_rows=len(val_rows),
                  steps=st.global_step, wall_s=round(wall, 1), s_per_step=round(wall / max(st.global_step, 1), 1),
                  steps_per_s=round(st.global_step / wall, 4), train_loss=result.training_loss, use_vllm=args.use_vllm,
-                 history=list(st.log_history), merged=str(out/'merged'), output_vocab=len(vocab) if vocab else None)
+                 history=list(st.log_history), merged=str(out/'merged'), output_vocab=len(vocab) if vocab else None,
+                 time_split={k: round(v, 1) for k, v in spent.items()} | {'rest (loss, backward, optimiser)': round(wall - sum(spent.values()), 1)})
     zero = trainer.is_world_process_zero()
     release_attached_engine(lm)
     del trainer, lm
