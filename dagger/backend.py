@@ -240,7 +240,7 @@ class Job:
 
 # %% ../nbs/lib_11_backend.ipynb #a633d9a4
 MODEL_TEXT_FILES = ('config.json', 'generation_config.json', 'tokenizer_config.json', 'chat_template.jinja',
-                    'tokenizer.json', 'vocab.json')
+                    'tokenizer.json', 'output_vocab.json')
 
 def weights_fingerprint(folder: str | Path) -> str:
     """A local model folder's identity: name, size and mtime of its weight files (re-trained weights get new cache
@@ -253,19 +253,20 @@ def weights_fingerprint(folder: str | Path) -> str:
     return hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:16]
 
 # %% ../nbs/lib_11_backend.ipynb #b2945978
-VOCAB_FILE = 'vocab.json'     # in a model folder: the token ids its student was trained to write
+VOCAB_FILE = 'output_vocab.json'   # in a model folder: the token ids its student was trained to write (not `vocab.json`,
+                                   # which BPE tokenizers such as Qwen's save)
 
 class VocabError(ValueError):
     "A vocabulary file that cannot be read as a list of token ids."
 
 def write_vocab(folder: str | Path, ids: list[int]) -> Path:
-    "Write `ids` to `folder/vocab.json`."
+    "Write `ids` to `folder/output_vocab.json`."
     path = Path(folder)/VOCAB_FILE
     path.write_text(json.dumps(dict(token_ids=sorted(set(ids)))) + '\n')
     return path
 
 def read_vocab(folder: str | Path) -> list[int] | None:
-    "The token ids of `folder/vocab.json`; None when the folder has none."
+    "The token ids of `folder/output_vocab.json`; None when the folder has none."
     path = Path(folder)/VOCAB_FILE
     if not path.is_file(): return None
     try: ids = json.loads(path.read_text())['token_ids']
