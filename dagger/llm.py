@@ -280,7 +280,7 @@ class VLLMBackend(Backend):
         from vllm import SamplingParams
         return SamplingParams(n=1, temperature=sampling.temperature, top_p=sampling.top_p, top_k=sampling.top_k or -1,
                               max_tokens=sampling.max_new_tokens, stop=list(sampling.stop) or None,
-                              seed=None if sampling.greedy else job.seed, **({'allowed_token_ids': allowed} if allowed else {}))
+                              seed=None if sampling.greedy else job.seed, allowed_token_ids=allowed or None)
 
     @staticmethod
     def _completion(out) -> Completion:
