@@ -199,7 +199,7 @@ def test_vllm_engine_is_built_only_for_samples_not_in_the_cache(tmp_path, monkey
             return [SimpleNamespace(outputs=[SimpleNamespace(text=m[-1]['content'][::-1], token_ids=[1, 2], finish_reason='length', stop_reason=None)])
                     for m in msgs]
     monkeypatch.setattr(L, '_load_vllm', lambda *a: built.append(a) or Engine())
-    monkeypatch.setattr(VLLMBackend, 'params', lambda self, job, sampling: None)
+    monkeypatch.setattr(VLLMBackend, 'params', lambda self, job, sampling, allowed=None: None)
     b = VLLMBackend('m', cache=tmp_path/'c.sqlite', dtype='float32')
     assert built == []                                              # nothing built on construction
     first = b.generate(['abc', 'de'])
