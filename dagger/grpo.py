@@ -347,7 +347,7 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
                  steps=st.global_step, wall_s=round(wall, 1), s_per_step=round(wall / max(st.global_step, 1), 1),
                  steps_per_s=round(st.global_step / wall, 4), train_loss=result.training_loss, use_vllm=args.use_vllm,
                  history=list(st.log_history), merged=str(out/'merged'), output_vocab=len(vocab) if vocab else None,
-                 time_split={k: round(v, 1) for k, v in spent.items()} | {'rest (loss, backward, optimiser)': round(wall - sum(spent.values()), 1)})
+                 time_split={k: round(v, 1) for k, v in spent.items()} | {'train_wall': round(wall, 1)})
     zero = trainer.is_world_process_zero()
     release_attached_engine(lm)
     del trainer, lm
