@@ -25,23 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import dagger.llm  # noqa: F401,E402  (before torch: sets OMP_WAIT_POLICY=PASSIVE unless set)
-
-
-def encode(tok, row):
-    "(all ids, prompt length) of a prompt/completion row with the chat template."
-    p = tok.apply_chat_template(row['prompt'], tokenize=False, add_generation_prompt=True)
-    full = tok.apply_chat_template(list(row['prompt']) + list(row['completion']), tokenize=False)
-    return tok(full, add_special_tokens=False).input_ids, len(tok(p, add_special_tokens=False).input_ids)
-
-
-def batch(tok, encs):
-    "input ids, attention mask and completion-only labels, right-padded."
-    import torch
-    L, B = max(len(f) for f, _ in encs), len(encs)
-    ids = torch.full((B, L), tok.pad_token_id); am = torch.zeros(B, L, dtype=torch.long); lab = torch.full((B, L), -100)
-    for i, (f, n) in enumerate(encs):
-        ids[i, :len(f)] = torch.tensor(f); am[i, :len(f)] = 1; lab[i, n:len(f)] = torch.tensor(f[n:])
-    return ids, am, lab
+from student_sft_bench import batch, encode  # noqa: E402  (the same row encoding and padded batches)
 
 
 class Arm:
