@@ -5,7 +5,8 @@ Usage: .venv-vllm/bin/python bench/label_format.py [--n-train 448] [--forms pape
 
 Each form is one run of the pipeline's dataset, teacher and SFT stages of the cpu-study profile
 (`dagger-reproduce --profile cpu-study --only dataset teacher sft`) with `sft.gold_format` set, `sft.n_train` examples
-and no learning curve, into results/label-<form> (executed notebooks in runs/label-<form>). The SFT stage evaluates its
+no learning curve and no untrained baselines (`sft.baselines` empty: the two students are the comparison), into
+results/label-<form> (executed notebooks in runs/label-<form>). The SFT stage evaluates its
 student on the evaluation's seeded sample of held-out MSVAMP-bn problems (`sft.eval_sample_n`, 250) at the
 evaluation's budget. This script then pairs the two students' DAGGER records by problem and writes, into `--out`:
 `summary.json` (accuracy with Wilson intervals, execution rate, mean output tokens per form; McNemar's exact test and a
@@ -23,7 +24,7 @@ def run_form(form: str, n_train: int) -> float:
     t0 = time.time()
     cmd = [str(Path(sys.executable).parent/'dagger-reproduce'), '--profile', 'cpu-study', '--only', 'dataset', 'teacher', 'sft',
            '--out', f'runs/label-{form}', '--set', f'results_dir=results/label-{form}', f'sft.gold_format={form}',
-           f'sft.n_train={n_train}', 'sft.curve_examples=']
+           f'sft.n_train={n_train}', 'sft.curve_examples=', 'sft.baselines=']
     subprocess.run(cmd, cwd=ROOT, check=True)
     return time.time() - t0
 

@@ -71,6 +71,8 @@ class SFTSettings:
     eval_split: str = 'msvamp_bn'  # held-out split of the before/after evaluation
     eval_sample_n: int = 16        # seeded sample drawn from it; 0 = all
     eval_max_new_tokens: int = 2048  # new-token budget of that evaluation
+    baselines: tuple = ('dagger', 'cot')  # methods of the untrained model evaluated beside the student there; () = the
+                                   # student only (an ablation that compares two students needs no baseline)
     gold_format: str = 'paper'     # gold graphs as the paper writes them ('paper': short labels in the problem's
                                    # language, named ids) or as before ('spans': English spans, ids n0/op1)
     label_first: bool = False      # SFT targets write each node's label before its value and args
@@ -162,7 +164,7 @@ class Profile:
     dry_run: bool = False               # stand-in models and data: every result row is labelled dry-run
     vllm_max_model_len: int = 0         # vLLM context (prompt + output tokens); 0
                                         # = the model's own (131,072 for Gemma-3)
-    vllm_dtype: str = 'auto'            # vLLM weights: auto, bfloat16, float16 or float32
+    vllm_dtype: str = 'auto'            # vLLM weights: auto, native (by the CPU), bfloat16, float16 or float32
     vllm_gpu_memory_utilization: float = 0.9   # share of the GPU a vLLM engine takes
     vllm_enforce_eager: bool = False    # vLLM without torch.compile: faster start, on the CPU about as fast to generate
     roster: tuple = ()                  # the systems of the paper's tables (`roster.<id>` lines; dagger.roster)
@@ -226,7 +228,7 @@ def _cast(name: str, tp, value):
 METHODS = ('cot', 'reasoning', 'dagger', 'pot', 'got')
 EVAL_PHASES = EVAL_ARMS   # what eval.phases may list: the arms whose records name them (dagger.arms)
 ALLOWED = {'backend': ('transformers', 'vllm', 'openai', 'llamacpp'), 'data_source': ('local', 'hub', 'auto'),
-           'vllm_dtype': ('auto', 'bfloat16', 'float16', 'float32'), 'teacher.backend': ('gold', 'openai', 'vllm', 'transformers'),
+           'vllm_dtype': ('auto', 'native', 'bfloat16', 'float16', 'float32'), 'teacher.backend': ('gold', 'openai', 'vllm', 'transformers'),
            'distractors.backend': ('', 'transformers', 'vllm', 'openai'), 'sft.recipe': tuple(SFT_RECIPES),
            'sft.select': ('first', 'shuffled', 'shortest', 'balanced'), 'sft.student_shots': (0, 1), 'sft.student_prompt': ('full', 'brief'), 'sft.gold_format': ('paper', 'spans'), 'grpo.recipe': tuple(GRPO_RECIPES),
            'grpo.init': tuple(a.init for a in ARMS if a.init), 'eval.methods': METHODS, 'eval.phases': EVAL_PHASES,

