@@ -28,7 +28,7 @@ def main():
     from dagger.eval import PROMPTS, load_splits
     cfg = load_profile('cpu')
     split = 'msvamp_en_distract'
-    ps = load_splits([split], cfg.eval.sample_n, cfg.seed, cfg, limit=a.n, verbose=False)[split][0]
+    ps = load_splits([split], cfg.eval.sample_n, cfg.seed, cfg, n=a.n, verbose=False)[split][0]
     shared = TransformersBackend(cfg.model, device='cpu', batch_size=a.n)
     plain = TransformersBackend(cfg.model, device='cpu', batch_size=a.n, share_prefix=False)
     s = Sampling(max_new_tokens=a.new_tokens)

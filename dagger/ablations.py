@@ -265,7 +265,7 @@ def run_table3(cfg, n: int | None = None, splits=None, retrain: bool = False, pr
     splits = tuple(splits or cfg.ablation.table3_splits)
     cap = cfg.sft.eval_max_new_tokens   # the SFT stage's evaluation budget: graphs of SFT models run to ~250 tokens
     train = train_noannot(cfg, retrain=retrain)
-    loaded = load_splits(splits, cfg.eval.sample_n if same else n, cfg.seed, cfg, limit=cfg.eval.n if same else 0,
+    loaded = load_splits(splits, cfg.eval.sample_n if same else n, cfg.seed, cfg, n=cfg.eval.n if same else 0,
                          verbose=progress, prepared=True)
     n = len(next(iter(loaded.values()))[0]) if loaded else 0
     missing = [s for s in splits if s not in loaded]

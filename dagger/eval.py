@@ -326,18 +326,19 @@ def write_results(records: list[dict], out: str | Path, info: dict, flags: dict 
     return tables | dict(records=df)
 
 # %% ../nbs/lib_18_eval.ipynb #da43ac8d
-def load_splits(splits, n: int = 0, seed: int = 0, cfg=None, limit: int = 0, verbose: bool = True,
+def load_splits(splits, sample_n: int = 0, seed: int = 0, cfg=None, n: int = 0, verbose: bool = True,
                 prepared: bool = False) -> dict:
-    """The evaluable problems of each split (a seeded sample of `n`, all when 0; its first `limit` if given), skipping splits
-    not built yet; `prepared` reads them from the dataset stage's files (what the later stages do)."""
+    """The evaluable problems of each split: a seeded sample of `sample_n` (all when 0), then its first `n` (all when 0),
+    as `eval.sample_n` and `eval.n` say; splits not built yet are skipped. `prepared` reads them from the dataset stage's
+    files (what the later stages do)."""
     out = {}
     for s in splits:
         try: full = prepared_split(cfg, s) if prepared else evaluable(load_split(s, seed=seed, cfg=cfg), cfg)
         except FileNotFoundError as e:
             if verbose: print(f'skipping split {s!r}: {type(e).__name__}: {e}')
             continue
-        ps = sample(full, n or None, seed)
-        out[s] = (ps[:limit] if limit else ps, len(full))
+        ps = sample(full, sample_n or None, seed)
+        out[s] = (ps[:n] if n else ps, len(full))
     return out
 
 # %% ../nbs/lib_18_eval.ipynb #306349f3
@@ -376,20 +377,20 @@ def phase_backend(cfg, phase: str):
     return backend_from_profile(cfg, model=None if model_dir is None else str(model_dir))
 
 # %% ../nbs/lib_18_eval.ipynb #b3b72599
-def run_eval(cfg, backend=None, methods=None, splits=None, n: int | None = None, write: bool = True,
+def run_eval(cfg, backend=None, methods=None, splits=None, sample_n: int | None = None, write: bool = True,
              progress: bool = True, phase: str = 'untrained', smoke: bool = False) -> dict:
     """Evaluate profile `cfg` (methods, splits, sample size from the profile unless given) with the model of `phase`
     (a trained student answers with the prompt it was trained on); write the run; return the tables. `smoke`: the
     profile's smoke check instead (`eval.smoke_splits`, `eval.smoke_n` problems each, into eval_smoke/)."""
     methods, splits = tuple(methods or cfg.eval.methods), tuple(splits
             or (cfg.eval.smoke_splits if smoke else cfg.eval.splits))
-    n = (cfg.eval.smoke_n if smoke else cfg.eval.sample_n) if n is None else n
+    sample_n = (cfg.eval.smoke_n if smoke else cfg.eval.sample_n) if sample_n is None else sample_n
     t0 = time.time()
     model_dir, prompt, label = phase_model(cfg, phase), None, cfg.model
     backend = backend or phase_backend(cfg, phase)
     a = arm(phase)
     if model_dir is not None: prompt, label = student_prompt(cfg.replace(**dict(a.settings))), f'{cfg.model} ({a.label})'
-    loaded = load_splits(splits, n, cfg.seed, cfg, limit=0 if smoke else cfg.eval.n, prepared=True)
+    loaded = load_splits(splits, sample_n, cfg.seed, cfg, n=0 if smoke else cfg.eval.n, prepared=True)
     recs = evaluate(backend, methods, loaded, cap=cfg.eval.max_new_tokens, model=label, progress=progress,
                     seed=cfg.seed, prompt=prompt,
                     phase=a.phase, base_model=cfg.model, init=a.init,
@@ -445,17 +446,18 @@ def system_backend(cfg, system, method: str, model: str | None = None, cache=Tru
     return get_backend(system.backend, model or system_model(cfg, system), cache=cache, template_kwargs=think, **kw)
 
 # %% ../nbs/lib_18_eval.ipynb #fc3e4404
-def run_system(cfg, system, n: int | None = None, write: bool = True, progress: bool = True, backend=None) -> dict:
-    ("Evaluate roster `system` on its cells of Tables 2, 3, 4 and 6 (a sample of `n` per split, the profile's by "
+def run_system(cfg, system, sample_n: int | None = None, write: bool = True, progress: bool = True, backend=None) -> dict:
+    ("Evaluate roster `system` on its cells of Tables 2, 3, 4 and 6 (a sample of `sample_n` per split, the profile's by "
      "default); write the run.")
-    cells, n, t0 = system_cells(system), cfg.eval.sample_n if n is None else n, time.time()
+    cells, t0 = system_cells(system), time.time()
+    sample_n = cfg.eval.sample_n if sample_n is None else sample_n
     model = system_model(cfg, system)
     a = system.arm
     student, phase, init = bool(a and a.trained), a.phase if a else 'untrained', a.init if a else None
     prompt = student_prompt(cfg.replace(**dict(a.settings))) if student else None
     recs, loaded = [], {}
     for m, splits in cells.items():
-        ps = load_splits(splits, n, cfg.seed, cfg, limit=cfg.eval.n, prepared=True, verbose=progress)
+        ps = load_splits(splits, sample_n, cfg.seed, cfg, n=cfg.eval.n, prepared=True, verbose=progress)
         be = backend or system_backend(cfg, system, m, model)
         recs += evaluate(be, [m], ps, cap=cfg.eval.max_new_tokens, model=system.name, progress=progress, seed=cfg.seed,
                          prompt=prompt, student=student, system=system, phase=phase, base_model=system.model, init=init)

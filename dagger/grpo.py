@@ -483,7 +483,7 @@ def write_grpo_eval(cfg: Profile, merged: str | Path, t0: float | None = None, p
     ("Evaluate the GRPO model beside the SFT model on the held-out sample; write records.jsonl, metrics.csv, nodes.csv "
      "and the results into run.json.")
     import pandas as pd
-    (held, size), = load_splits([cfg.sft.eval_split], cfg.sft.eval_sample_n, cfg.seed, cfg, limit=cfg.eval.n,
+    (held, size), = load_splits([cfg.sft.eval_split], cfg.sft.eval_sample_n, cfg.seed, cfg, n=cfg.eval.n,
                                 prepared=True).values()
     recs = grpo_vs_sft(cfg, merged, held, size, cfg.sft.eval_max_new_tokens, progress)
     table, out = metrics_table(recs), layout.output(cfg, stage_arm(cfg, 'grpo').folder)

@@ -413,7 +413,7 @@ def write_curve(cfg: Profile, progress: bool = True) -> dict:
 def write_before_after(cfg: Profile, merged: str | Path, t0: float | None = None, progress: bool = True) -> dict:
     ("Evaluate the untrained and fine-tuned models on the held-out sample; write records.jsonl, metrics.csv and the "
      "results into run.json.")
-    (held, size), = load_splits([cfg.sft.eval_split], cfg.sft.eval_sample_n, cfg.seed, cfg, limit=cfg.eval.n,
+    (held, size), = load_splits([cfg.sft.eval_split], cfg.sft.eval_sample_n, cfg.seed, cfg, n=cfg.eval.n,
                                 prepared=True).values()
     recs = before_after(cfg, merged, held, size, cfg.sft.eval_max_new_tokens, progress)
     table, out = metrics_table(recs), layout.output(cfg, sft_folder(cfg))

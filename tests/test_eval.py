@@ -292,11 +292,11 @@ def test_budgets():
 def test_load_splits_draws_only_evaluable_problems():
     from dagger.config import load_profile
     halved = load_profile('cpu', msvamp_holdout=True)
-    got = E.load_splits(['msvamp_en', 'mgsm_en'], n=12, seed=0, cfg=halved, limit=8, verbose=False)
+    got = E.load_splits(['msvamp_en', 'mgsm_en'], sample_n=12, seed=0, cfg=halved, n=8, verbose=False)
     (ms, ms_size), (mg, mg_size) = got['msvamp_en'], got['mgsm_en']
     assert (len(ms), ms_size, len(mg), mg_size) == (8, 500, 8, 250)
     assert all(int(p.id.rsplit('-', 1)[1]) % 2 == 0 for p in ms)
-    assert E.load_splits(['msvamp_en'], n=12, seed=0, cfg=load_profile('cpu', msvamp_holdout=False, teacher__msvamp_split=''), verbose=False)['msvamp_en'][1] == 1000
+    assert E.load_splits(['msvamp_en'], sample_n=12, seed=0, cfg=load_profile('cpu', msvamp_holdout=False, teacher__msvamp_split=''), verbose=False)['msvamp_en'][1] == 1000
 
 
 # --- the smoke check: its own folder, its own sample, the same backend ------------------------------

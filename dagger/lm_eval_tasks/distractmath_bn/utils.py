@@ -11,7 +11,7 @@ from dagger.prompts import cot_messages
 def load(split: str, n: int = 0, profile: str = 'cpu', **kwargs) -> datasets.DatasetDict:
     "A split as the harness's test set: a seeded sample of `n` problems (all when 0), the same ones `dagger-eval --n` draws."
     cfg = load_profile(profile)
-    problems = load_splits([split], n=n, seed=cfg.seed, cfg=cfg, verbose=False)[split][0]
+    problems = load_splits([split], sample_n=n, seed=cfg.seed, cfg=cfg, verbose=False)[split][0]
     rows = [dict(id=p.id, question=p.question, answer=float(p.answer), lang=p.lang, aug_type=p.aug_type or '') for p in problems]
     return datasets.DatasetDict(test=datasets.Dataset.from_list(rows))
 
