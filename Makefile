@@ -46,7 +46,7 @@ test-notebooks: install
 test-pytest: install
 	$(VENV)/bin/pytest tests
 
-# the paper path end to end on a CPU: stand-in models, local hub copies, a local API server (see nbs/lib_22_pipeline.ipynb)
+# the paper path end to end on a CPU: stand-in models, local hub copies, a local API server (see nbs/lib_26_pipeline.ipynb)
 dry-run: install
 	$(VENV)/bin/dagger-reproduce --dry-run
 

@@ -31,7 +31,7 @@ one. Each child first loads its engine (for vLLM the first load compiles, cached
 warm-up generation; then each workload is one timed call. Reported per engine and workload: wall seconds, generated
 tokens (end-of-sequence not counted), prompt tokens, tokens/s, the ratio to transformers' tokens/s in this run, the
 exact-match rate of the greedy output token ids against transformers' (and the mean common-prefix length), and for
-(c) how many outputs parse, execute and are correct (`dagger.eval.score_text`). Per engine: load seconds, peak RSS of
+(c) how many outputs parse, execute and are correct (`dagger.answers.score_text`). Per engine: load seconds, peak RSS of
 the child's whole process tree (polled every 0.2 s), versions, install facts passed with --install-json. The load
 average before and after each engine is stored too: the machine's 2 cores are shared with other jobs.
 """
@@ -231,7 +231,7 @@ def common_prefix(a: list, b: list) -> int:
 
 def summarise(results: dict, work: dict) -> dict:
     sys.path.insert(0, str(ROOT))
-    from dagger.eval import score_text
+    from dagger.answers import score_text
     base = results.get('transformers', {}).get('workloads', {})
     ptoks = dict(prefill=sum(len(it['ids']) for it in work['prompts']['eval']),
                  decode=sum(len(it['ids']) for it in work['prompts']['decode']))

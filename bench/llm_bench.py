@@ -82,7 +82,8 @@ def main():
     if args.child:
         print(json.dumps(measure(8, True, prompts(args.prompts), args.new_tokens))); return
     import torch
-    from dagger.config import run_info, write_json
+    from dagger.provenance import run_info
+    from dagger.files import write_json
     qs, runs = prompts(args.prompts), []
     for batch, sort in [(8, True), (8, False), (1, True)]:
         runs.append(measure(batch, sort, qs, args.new_tokens)); print(json.dumps(runs[-1]), flush=True)

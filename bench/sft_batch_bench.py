@@ -37,7 +37,8 @@ def main():
     import torch
     from peft import get_peft_model
     from trl.trainer.utils import add_fused_lm_head
-    from dagger.config import load_profile, read_jsonl
+    from dagger.config import load_profile
+    from dagger.files import read_jsonl
     from dagger.sft import get_sft_recipe, load_for_training, fit_rows
     cfg = load_profile('cpu')
     recipe = get_sft_recipe(cfg.sft.recipe)

@@ -54,7 +54,8 @@ def main():
     import torch, transformers, trl, peft
     from peft import get_peft_model
     from trl.trainer.utils import add_fused_lm_head
-    from dagger.config import load_profile, read_jsonl
+    from dagger.config import load_profile
+    from dagger.files import read_jsonl
     from dagger.prompts import student_prompt
     from dagger.recipes import get_sft_recipe as get_recipe
     from dagger.sft import load_for_training, fit_rows

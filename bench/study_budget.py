@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from dagger.config import load_profile, read_jsonl
+from dagger.config import load_profile
+from dagger.files import read_jsonl
 from dagger import layout
 from dagger.eval import run_eval, run_name
 from dagger.stats import mcnemar, paired_bootstrap_diff, wilson

@@ -25,7 +25,8 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from dagger.config import atomic_write_bytes, load_profile, read_jsonl  # noqa: E402
+from dagger.files import atomic_write_bytes, read_jsonl
+from dagger.config import load_profile
 from dagger.stats import mcnemar, paired_bootstrap_diff, wilson  # noqa: E402
 
 RECORDS = ROOT/'runs'/'cpu-study'/'pool'

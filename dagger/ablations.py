@@ -6,14 +6,18 @@ import json, re, time
 from pathlib import Path
 import pandas as pd
 from . import graph as G
-from .config import project_root, write_json, write_jsonl, atomic_write_text, run_info, load_profile, Profile
+from .config import project_root, load_profile, Profile
+from .files import write_json, write_jsonl, atomic_write_text
+from .provenance import run_info
 from .numbers import extract_numbers
 from .prompts import (LANG_NAMES, Exemplar, exemplars, labels, answer_phrase, cot_messages, dagger_prompt, strip_distractor, student_prompt,
                             exemplar_question, EXEMPLAR_SETS, COT_CONFIGS, cot_config_prompt)
 from .gold import graph_prompt, graph_examples
 from .llm import backend_from_profile
 from .data import load_split
-from .eval import extract_answer, run_method, summarize, budget, load_splits, evaluate, intervals, paired_accuracy
+from .answers import extract_answer
+from .eval import run_method, budget, load_splits, evaluate
+from .metrics import summarize, intervals, paired_accuracy
 from .teacher import norm_question
 from .sft import run_sft, sft_dir, merged_model
 from . import layout

@@ -6,7 +6,8 @@ import hashlib, json, math, random, re
 from dataclasses import replace
 from pathlib import Path
 from . import layout
-from .config import write_jsonl, read_jsonl, atomic_write_text, project_root, load_profile
+from .files import write_jsonl, read_jsonl, atomic_write_text
+from .config import project_root, load_profile
 from .numbers import extract_numbers, format_number, to_ascii_digits
 from .graph import from_obj, execute
 from .prompts import LANG_NAMES
@@ -485,7 +486,7 @@ def write_data_card(table, shortfalls, path: Path, seed: int, review=None, cover
 
 Distractor-augmented versions of MGSM and MSVAMP (Bangla and English), built by `nbs/stage_1_distractors.ipynb`
 (`dagger.distractors.build_all`) with **{GENERATOR_VERSION}, seed {seed}** (`dagger.offline`, taught in
-`nbs/lib_25_offline.ipynb`; its rules are the TSV files in `dagger/rules/`), from the vendored benchmarks in
+`nbs/lib_29_offline.ipynb`; its rules are the TSV files in `dagger/rules/`), from the vendored benchmarks in
 `data/mgsm` and `data/msvamp` and their gold graphs (`dagger.data`). No language model was used: every added
 sentence fills a typed frame with a lexicon noun, place or unit the problem itself names, and carries exactly one
 new number. The frames read the problem as a story: an item is the whole phrase a number counts, a frame's

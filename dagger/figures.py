@@ -7,12 +7,15 @@ from functools import lru_cache
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from .config import (project_root, write_json, read_json, read_jsonl, atomic_write_text, run_info, git_commit, load_profile)
+from .config import project_root, load_profile
+from .files import write_json, read_json, read_jsonl, atomic_write_text
+from .provenance import run_info, git_commit
 from . import graph as G
 from .graph_plot import plot_graph
 from .prompts import LANG_NAMES, pen_graph
 from .data import load_split, distract_path, data_root, PAPER_SPLIT_SIZES
-from .eval import weighted, distractor_prf, summarize, known_distractors, intervals, paired_comparisons
+from .metrics import weighted, distractor_prf, summarize, intervals, paired_comparisons
+from .eval import known_distractors
 from .stats import wilson, bootstrap_mean_ci, mcnemar, paired_bootstrap_diff, is_smoke, SMOKE_N
 from . import ablations
 from .paper import PaperDataError, load_table
@@ -128,7 +131,7 @@ def clean_out(st: FigureRun) -> list[Path]:
 
 # %% ../nbs/stage_8_figures.ipynb #07cff93c
 def comparisons_ours(recs: pd.DataFrame) -> pd.DataFrame:
-    "dagger.eval.paired_comparisons over our records, the model named by its system without its arm's suffix."
+    "dagger.metrics.paired_comparisons over our records, the model named by its system without its arm's suffix."
     base = [s.removesuffix(record_arm(p, i).suffix) for s, p, i in zip(recs['system'], recs['phase'], recs['init'])]
     return paired_comparisons(recs.assign(model=base))
 
@@ -365,7 +368,7 @@ def graph_example_out(st: FigureRun) -> list[Path]:
     fig, ax = plt.subplots(figsize=(10, 5.2))
     plot_graph(pen, ax=ax,
                  title="The paper's pen problem (Fig. 1, prompt A.10.5) as a DAGGER graph, executed by dagger.graph")
-    return st.figure(fig, f'graph_example_ours-{st.P}', [project_root()/'nbs'/'lib_10_prompts.ipynb'],
+    return st.figure(fig, f'graph_example_ours-{st.P}', [project_root()/'nbs'/'lib_12_prompts.ipynb'],
                      'dagger.prompts.pen_graph', value=G.execute(pen))
 
 # %% ../nbs/stage_8_figures.ipynb #b196be6a

@@ -6,12 +6,15 @@ import contextlib, dataclasses, importlib, json, math, os, re, shutil, sys, time
 from dataclasses import dataclass
 from pathlib import Path
 from . import graph as G
-from .config import Profile, write_json, write_jsonl, read_json, read_jsonl, atomic_write_text, run_info, load_profile
+from .config import Profile, load_profile
+from .files import write_json, write_jsonl, read_json, read_jsonl, atomic_write_text
+from .provenance import run_info
 from .prompts import student_prompt
 from .vocab import rollout_kwargs
 from .llm import (student_vocab, resolve_model, Sampling, get_backend, unload_models, resolve_device, cache_dir, vllm_settings, hand_off, hold,
                         release_attached_engine, unsloth_first, text_only_engine)
-from .eval import evaluate, summarize, load_splits
+from .eval import evaluate, load_splits
+from .metrics import summarize
 from .arms import arm, stage_arm, record_arm
 from .teacher import load_sets
 from .recipes import LoraSettings, GRPORecipe, GRPO_RECIPES, RecipeError, get_grpo_recipe, grpo_accumulation

@@ -7,10 +7,13 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from . import graph as G
-from .config import Profile, write_json, write_jsonl, read_json, atomic_write_text, run_info, load_profile
+from .config import Profile, load_profile
+from .files import write_json, write_jsonl, read_json, atomic_write_text
+from .provenance import run_info
 from .prompts import student_prompt
 from .llm import student_vocab, resolve_model, shared_prefix, backend_from_profile, resolve_device, hand_off, hold, unsloth_first
-from .eval import evaluate, summarize, load_splits
+from .eval import evaluate, load_splits
+from .metrics import summarize
 from .stats import wilson
 from .teacher import load_sets, without_annotations
 from .backend import read_vocab, write_vocab

@@ -6,7 +6,9 @@ import random, re, unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from . import graph as G
-from .config import Profile, write_json, write_jsonl, read_jsonl, run_info
+from .config import Profile
+from .files import write_json, write_jsonl, read_jsonl
+from .provenance import run_info
 from .numbers import to_ascii_digits
 from .prompts import dagger_prompt, strip_distractor, student_prompt
 from .llm import Sampling, backend_from_profile

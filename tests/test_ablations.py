@@ -7,7 +7,7 @@ from dagger import graph as G
 from dagger import ablations as A
 from dagger.config import load_profile
 from dagger.data import Problem
-from dagger.eval import extract_answer
+from dagger.answers import extract_answer
 from dagger.prompts import exemplars, labels, cot_messages, dagger_prompt
 from dagger import gold as GOLD
 
@@ -210,7 +210,9 @@ def test_profile_fields():
 
 
 def test_sft_mismatch(tmp_path):
-    from dagger.config import load_profile, write_json, run_info
+    from dagger.config import load_profile
+    from dagger.files import write_json
+    from dagger.provenance import run_info
     cfg = load_profile('cpu')
     write_json(tmp_path/'run.json', dict(run_info=run_info(cfg)))
     assert A.sft_mismatch(cfg, tmp_path) == {}

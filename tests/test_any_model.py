@@ -111,7 +111,7 @@ def test_a_real_local_server(served, tmp_path):
 
 def test_lm_eval_scores_the_same_outputs_as_dagger(served, tmp_path):
     "The harness itself, against the real server: its per-problem score equals dagger's scoring of the same logged outputs."
-    from dagger.eval import score_text
+    from dagger.answers import score_text
     url, folder = served
     tasks = dagger_eval('--tasks-path').stdout.strip()
     r = subprocess.run([str(EXE/'lm_eval'), '--model', 'local-completions', '--model_args',
@@ -132,10 +132,10 @@ def test_lm_eval_scores_the_same_outputs_as_dagger(served, tmp_path):
 
 
 def test_the_harness_filter_reads_what_dagger_reads():
-    "The task's filter and scoring on replies of every kind agree with dagger.eval.score_text, right and wrong alike."
+    "The task's filter and scoring on replies of every kind agree with dagger.answers.score_text, right and wrong alike."
     import importlib.util
     from dagger.any_model import tasks_path
-    from dagger.eval import score_text
+    from dagger.answers import score_text
     spec = importlib.util.spec_from_file_location('dm_utils', tasks_path()/'distractmath_bn'/'utils.py')
     u = importlib.util.module_from_spec(spec); spec.loader.exec_module(u)
     replies = ['ধাপে ধাপে: ১২ + ৬ = ১৮। উত্তর হল ১৮।', 'The answer is 18.', 'উত্তর হল ১৭', '১,২০০ টাকা। উত্তর হল ১,২০০', 'no number', '', '18.0000001']

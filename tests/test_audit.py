@@ -9,7 +9,7 @@ import pytest
 from dagger import audit as A
 from dagger.config import load_profile, project_root
 from dagger.data import DataRowError, benchmark_flags, distract_path, load_split
-from dagger.eval import clean_accuracy, mark_clean, summarize
+from dagger.metrics import clean_accuracy, mark_clean, summarize
 from dagger.stats import wilson
 from dagger.tables import CLEAN, clean_table, load_runs, our_tidy
 

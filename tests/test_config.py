@@ -1,7 +1,7 @@
 "Reading the files stages hand over: a malformed line names the file and the line."
 import pickle
 import pytest
-from dagger.config import DataFileError, read_json, read_jsonl, write_jsonl
+from dagger.files import DataFileError, read_json, read_jsonl, write_jsonl
 
 def test_truncated_jsonl_names_file_and_line(tmp_path):
     p = tmp_path/'records.jsonl'
@@ -73,7 +73,7 @@ def test_the_cpu_study_profile_is_bangla_on_gemma_and_trains_by_the_method():
 
 def test_git_commit_ignores_the_pipeline_outputs(tmp_path):
     import subprocess
-    from dagger.config import git_commit
+    from dagger.provenance import git_commit
     git = lambda *a: subprocess.run(['git', '-c', 'user.name=t', '-c', 'user.email=t@t', *a], cwd=tmp_path, check=True, capture_output=True)
     (tmp_path/'runs').mkdir(); (tmp_path/'figures').mkdir()
     for f in ('code.py', 'runs/stage.ipynb', 'figures/fig.json'): (tmp_path/f).write_text('0')

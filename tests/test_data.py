@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from dagger import data as D
-from dagger.config import load_profile, write_jsonl
+from dagger.config import load_profile
+from dagger.files import write_jsonl
 from dagger import gold as G
 from dagger.data import (DataError, DistractMathNotBuilt, HubUnavailable, Problem, gold_coverage, load_distractmath, load_hub,
                          load_split, load_training, sample, to_frame)

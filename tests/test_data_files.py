@@ -2,7 +2,7 @@
 import pickle
 import pytest
 from dagger import data as D
-from dagger.config import DataFileError
+from dagger.files import DataFileError
 
 def _tsv(tmp_path, text):
     (tmp_path/'mgsm').mkdir(exist_ok=True)

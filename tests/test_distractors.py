@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from dagger.config import project_root, read_jsonl
+from dagger.config import project_root
+from dagger.files import read_jsonl
 from dagger.llm import Completion, Sampling
 from dagger import distractors as D
 

@@ -7,7 +7,7 @@ from dagger import prompts as P
 from dagger import graph as G
 from dagger.data import Problem
 from dagger.llm import Completion, Sampling, Backend
-from dagger import eval as E
+from dagger import answers as A, eval as E, metrics as M
 
 
 # --- answer extraction --------------------------------------------------------------------------------
@@ -31,7 +31,7 @@ from dagger import eval as E
     ('nothing numeric', 'en', None),
 ])
 def test_extract_answer(text, lang, value):
-    assert E.extract_answer(text, lang) == value
+    assert A.extract_answer(text, lang) == value
 
 
 @pytest.mark.parametrize('text,value', [
@@ -41,7 +41,7 @@ def test_extract_answer(text, lang, value):
     (r'\boxed{x}', None), ('no box, answer is 5', None), (r'\boxed{7', 7),
 ])
 def test_extract_boxed(text, value):
-    assert E.extract_boxed(text) == value
+    assert A.extract_boxed(text) == value
 
 
 # Outputs the embedded model (SmolLM2-135M-Instruct, greedy) wrote for our prompts, recorded verbatim.
@@ -66,8 +66,8 @@ REAL_OUTPUTS = [
 
 @pytest.mark.parametrize('row', REAL_OUTPUTS, ids=[r['src'] for r in REAL_OUTPUTS])
 def test_real_model_outputs(row):
-    if row['method'] == 'cot': got = E.extract_answer(row['output'], row['lang'])
-    else: got = E.score_text(row['method'], row['output'], row.get('gold', 0.0), row['lang'])['error']
+    if row['method'] == 'cot': got = A.extract_answer(row['output'], row['lang'])
+    else: got = A.score_text(row['method'], row['output'], row.get('gold', 0.0), row['lang'])['error']
     assert got == row['expected']
 
 
@@ -107,21 +107,21 @@ def test_reasoning_and_pot_prompts():
 def test_score_dagger_repairs_and_failures():
     obj = P.pen_graph('en')
     text = '```json\n' + json.dumps(obj)[:-2] + ',]}\n```'             # trailing comma: lenient parse repairs it
-    s = E.score_text('dagger', text, 122195 * 45.6)
+    s = A.score_text('dagger', text, 122195 * 45.6)
     assert s['correct'] and s['executed'] and s['repairs'] and s['n_ops'] == 1
     bad = {'nodes': [dict(id='a', op='const', val=1), dict(id='b', op='const', val=0),
                      dict(id='q', op='div', args=['a', 'b']), dict(id='final_result', op='identity', args=['q'])]}
-    s = E.score_text('dagger', '```json\n' + json.dumps(bad) + '\n```', 1.0)
+    s = A.score_text('dagger', '```json\n' + json.dumps(bad) + '\n```', 1.0)
     assert s['executed'] is False and s['error'] == 'exec:division_by_zero' and not s['correct']
 
 
 def test_score_pot_and_cot():
-    assert E.score_text('pot', '```python\nans = 3 * 4\n```', 12.0)['correct']
-    s = E.score_text('pot', '```python\nimport os\nos.system("true")\nans = 1\n```', 1.0)
+    assert A.score_text('pot', '```python\nans = 3 * 4\n```', 12.0)['correct']
+    s = A.score_text('pot', '```python\nimport os\nos.system("true")\nans = 1\n```', 1.0)
     assert s['error'] == 'forbidden' and s['executed'] is False and not s['correct']
-    s = E.score_text('cot', 'কোনো সংখ্যা নেই', 3.0)
+    s = A.score_text('cot', 'কোনো সংখ্যা নেই', 3.0)
     assert s['error'] == 'no_answer' and s['executed'] is None
-    with pytest.raises(ValueError): E.score_text('magic', 'x', 1.0)
+    with pytest.raises(ValueError): A.score_text('magic', 'x', 1.0)
 
 
 def test_known_distractors_from_added_sentences():
@@ -156,7 +156,7 @@ def records():
 
 
 def test_summary(records):
-    s = E.summarize(records).set_index(['method', 'split'])
+    s = M.summarize(records).set_index(['method', 'split'])
     assert s.loc[('cot', 'mgsm_bn'), 'accuracy'] == 50 and s.loc[('cot', 'mgsm_bn'), 'mean_tokens'] == 20
     d = s.loc[('dagger', 'mgsm_bn_distract')]
     assert d['n'] == 3 and math.isclose(d['accuracy'], 100 / 3) and math.isclose(d['exec_rate'], 200 / 3)
@@ -169,13 +169,13 @@ def test_summary(records):
 
 
 def test_summary_intervals_and_smoke(records):
-    s = E.summarize(records).set_index(['method', 'split'])
+    s = M.summarize(records).set_index(['method', 'split'])
     r = s.loc[('cot', 'mgsm_bn')]                                             # 1 of 2 right, tokens 10 and 30
     assert math.isclose(r['acc_lo'], 9.45, abs_tol=0.01) and math.isclose(r['acc_hi'], 90.55, abs_tol=0.01)
     assert 10 <= r['tokens_lo'] <= r['mean_tokens'] <= r['tokens_hi'] <= 30 and r['smoke']
     assert s.loc[('cot', 'msvamp_bn'), 'acc_hi'] == 100 and s.loc[('cot', 'msvamp_bn'), 'tokens_lo'] == 20   # all right, equal tokens
     big = pd.DataFrame([R('cot', 'mgsm_bn', i % 2 == 0, 10 + i, i=i) for i in range(40)])
-    b = E.summarize(big).iloc[0]
+    b = M.summarize(big).iloc[0]
     assert not b['smoke'] and b['acc_lo'] < 50 < b['acc_hi'] and b['n'] == 40
 
 
@@ -191,7 +191,7 @@ def test_paired_comparisons():
         recs += [_pr('dagger', 'untrained', 'msvamp_bn', i, i < 10), _pr('dagger', 'sft', 'msvamp_bn', i, i < 30, 80),
                  _pr('dagger', 'grpo', 'msvamp_bn', i, i < 30, 70), _pr('cot', 'untrained', 'msvamp_bn', i, i < 20, 200),
                  _pr('dagger', 'sft', 'msvamp_bn_distract', i, i < 28), _pr('cot', 'untrained', 'msvamp_bn_distract', i, i < 5)]
-    pc = E.paired_comparisons(recs).set_index(['comparison', 'metric', 'split'])
+    pc = M.paired_comparisons(recs).set_index(['comparison', 'metric', 'split'])
     s = pc.loc[('SFT vs untrained', 'accuracy', 'msvamp_bn')]
     assert (s['n'], s['diff'], s['discordant_b'], s['discordant_c'], s['smoke']) == (40, 50.0, 20, 0, False)
     assert math.isclose(s['p'], 2 * 0.5 ** 20) and s['ci_lo'] > 0 and s['test'].startswith('McNemar')
@@ -201,7 +201,7 @@ def test_paired_comparisons():
     d = pc.loc[('Δ DAGGER (sft) vs CoT', 'Δ accuracy', 'msvamp_bn → msvamp_bn_distract')]
     assert np.allclose([d['value_a'], d['value_b'], d['diff']], [5.0, 37.5, -32.5]) and d['ci_hi'] < 0 and d['p'] < 0.01
     assert ('SFT vs untrained', 'accuracy', 'msvamp_bn_distract') not in pc.index                  # untrained DAGGER has no +D records
-    assert E.paired_comparisons(recs[:6 * 5])['smoke'].all() and len(E.paired_comparisons([])) == 0
+    assert M.paired_comparisons(recs[:6 * 5])['smoke'].all() and len(M.paired_comparisons([])) == 0
 
 
 def test_records_carry_the_original_id():
@@ -211,25 +211,25 @@ def test_records_carry_the_original_id():
 
 
 def test_deltas(records):
-    d = E.deltas(E.summarize(records)).set_index(['method', 'augmented'])
+    d = M.deltas(M.summarize(records)).set_index(['method', 'augmented'])
     assert d.loc[('cot', 'mgsm_bn_distract'), 'delta'] == 50 and d.loc[('cot', 'msvamp_bn_distract'), 'delta'] == 50
     assert ('dagger', 'mgsm_bn_distract') not in d.index          # no original split for dagger
-    assert E.original_split('msvamp_bn_distract') == 'msvamp_bn' and E.original_split('mgsm_bn') is None
+    assert M.original_split('msvamp_bn_distract') == 'msvamp_bn' and M.original_split('mgsm_bn') is None
 
 
 def test_weighted_average(records):
-    s = E.summarize(records)
-    w = E.weighted(s).set_index('method')
+    s = M.summarize(records)
+    w = M.weighted(s).set_index('method')
     assert w.loc['cot', 'complete'] and w.loc['cot', 'accuracy'] == (50 + 100 + 0 + 50) / 4   # sampled: equal counts
     assert not w.loc['dagger', 'complete']
     full = s.assign(split_size=s['n'])                                                       # full splits: paper weights
-    wf = E.weighted(full).set_index('method')
+    wf = M.weighted(full).set_index('method')
     assert math.isclose(wf.loc['cot', 'accuracy'], (50 * 250 + 100 * 1000 + 0 * 738 + 50 * 2947) / 4935)
     assert math.isclose(wf.loc['cot', 'mean_tokens'], (20 * 250 + 20 * 1000 + 40 * 738 + 50 * 2947) / 4935)
 
 
 def test_type_errors(records):
-    t = E.type_errors(records).set_index(['method', 'aug_type'])
+    t = M.type_errors(records).set_index(['method', 'aug_type'])
     assert t.loc[('cot', 'RED'), 'n'] == 2 and t.loc[('cot', 'RED'), 'error_rate'] == 100
     assert t.loc[('cot', 'NEED'), 'error_rate'] == 0 and t.loc[('dagger', 'RED'), 'accuracy'] == 100
 
@@ -276,7 +276,7 @@ def test_got_control_flow():
     assert recs[0]['got_scores'] == [9.0, 2.0]
     assert recs[0]['tokens'] == 10 + 11 + 10 + 10 + 10 + 10
     assert recs[0]['output'] == 'checked. The answer is 5.'
-    s = E.summarize(pd.DataFrame([r | dict(model='scripted', split_size=3) for r in recs]))
+    s = M.summarize(pd.DataFrame([r | dict(model='scripted', split_size=3) for r in recs]))
     assert s['calls_per_problem'].iloc[0] == 6
 
 

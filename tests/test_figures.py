@@ -7,7 +7,9 @@ import pytest
 import matplotlib
 matplotlib.use('Agg')
 from matplotlib.colors import to_hex
-from dagger.config import load_profile, git_commit, write_jsonl, write_json
+from dagger.config import load_profile
+from dagger.provenance import git_commit
+from dagger.files import write_jsonl, write_json
 from dagger import figures as F
 
 

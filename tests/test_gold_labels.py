@@ -121,7 +121,7 @@ def test_grpo_problems_are_not_trained_on_in_any_language_and_written_ones_copy_
 def test_training_targets_in_the_paper_form_and_label_first(tmp_path):
     "The teacher stage writes the paper's graphs as SFT targets; sft.label_first puts each label before its value."
     from dagger import graph as G, teacher as T
-    from dagger.config import read_jsonl
+    from dagger.files import read_jsonl
     from dagger.prompts import student_prompt
     cfg = load_profile('cpu', teacher__n_sft=2, teacher__n_val=1, teacher__n_grpo=1, msvamp_holdout=True,
                        teacher__msvamp_split='msvamp_bn', teacher__n_msvamp=4, sft__label_first=True)

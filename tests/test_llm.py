@@ -337,7 +337,7 @@ def test_tokens_and_cost_are_recorded_and_capped(api, monkeypatch):
     assert u['usd'] == pytest.approx((22*1000 + u['completion_tokens']*2000)/1e6)
     with pytest.raises(L.BudgetExceeded, match='api_max_usd'): be.generate(['q3', 'q4', 'q5'], Sampling(max_new_tokens=200))
     assert L.api_usage()['gpt-test']['usd'] <= 0.9 and len(srv.requests) == 3
-    from dagger.config import run_info
+    from dagger.provenance import run_info
     assert run_info()['api_usage']['gpt-test']['calls'] == L.api_usage()['gpt-test']['calls']
 
 

@@ -16,7 +16,8 @@ def _nb(path, cells):
 def _params():
     return new_code_cell("profile = 'cpu'\noverrides = {}", metadata={"tags": ["parameters"]})
 
-WRITER = """from dagger.config import load_profile, write_json
+WRITER = """from dagger.config import load_profile
+from dagger.files import write_json
 from dagger import layout
 cfg = load_profile(profile, **overrides)
 write_json(layout.output(cfg, 'eval')/'out.json', dict(n_eval=cfg.eval.sample_n, cwd=__import__('os').getcwd(),

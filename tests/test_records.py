@@ -6,7 +6,8 @@ from the same records in results/. Recomputing the tables from the published cop
 import pytest
 
 from dagger import ablations, layout
-from dagger.config import load_profile, project_root, read_jsonl
+from dagger.config import load_profile, project_root
+from dagger.files import read_jsonl
 from dagger.figures import ablation_table, load_runs, our_tidy, pick_lang, table2_layout
 
 STUDY = load_profile('cpu-study')

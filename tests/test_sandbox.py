@@ -344,10 +344,10 @@ def test_forged_result_marker(level):
 
 
 def test_forged_marker_does_not_break_scoring(level, monkeypatch):
-    from dagger import eval as E
+    from dagger import answers as A
     monkeypatch.setenv('DAGGER_SANDBOX', level)
     prog = UNHOOK + "import os\nos.write(3, b'\\n' + _f.f_locals['tag'] + b'{\"value\": \"abc\"}\\n')\nos._exit(0)"
-    s = E.score_text('pot', '```python\n' + prog + '\n```', 1.0)
+    s = A.score_text('pot', '```python\n' + prog + '\n```', 1.0)
     assert s['error'] == 'not_numeric' and not s['correct']
 
 

@@ -7,7 +7,8 @@ files."""
 import json, subprocess, sys
 from pathlib import Path
 import pytest
-from dagger.config import load_profile, write_jsonl
+from dagger.config import load_profile
+from dagger.files import write_jsonl
 from dagger.data import evaluable, load_split
 from dagger import layout
 

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MODEL = re.compile(r'\b(SmolLM2?[-\w.]*|Gemma-?3[-\w.]*?\d+[bm]\b|Qwen[\d.]+-\d+b|LLaMA-?3[-\w.]*?\d+b|'
                    r'Llama-3[-\w.]*?\d+b|Phi-[\d.]+|Mistral-\d+b|TinyLlama)', re.I)
 LAYERS = re.compile(r'(?:of (?:the |its )?(\d+)(?: decoder)? layers|(\d+) decoder layers|all (\d+) layers|has (\d+) layers)')
-REGISTRY = {'smollm2': ('lib_12_models', 'lib_14_llm', 'lib_26_any_model')}   # optional embedded models, by family
+REGISTRY = {'smollm2': ('lib_14_models', 'lib_16_llm', 'lib_30_any_model')}   # optional embedded models, by family
 
 
 def key(name: str) -> str:

@@ -5,7 +5,8 @@ import pytest
 from dagger import data as D
 from dagger import graph as G
 from dagger import teacher as T
-from dagger.config import ConfigError, Profile, TeacherSettings, load_profile, read_jsonl
+from dagger.config import ConfigError, Profile, TeacherSettings, load_profile
+from dagger.files import read_jsonl
 from dagger.data import Problem, load_split
 from dagger.prompts import dagger_prompt, pen_graph
 from dagger.llm import Backend, Completion

@@ -6,7 +6,7 @@ import pytest
 
 from dagger import graph as G
 from dagger import written as W
-from dagger.config import read_jsonl
+from dagger.files import read_jsonl
 from dagger.gold import label_text, LABEL_WORDS
 from dagger.lexicon import templates
 from dagger.numbers import to_bangla_digits, to_ascii_digits

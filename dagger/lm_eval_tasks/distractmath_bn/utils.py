@@ -3,7 +3,8 @@ prompt, dagger's answer extraction (Bangla digits, "উত্তর হল N") a
 import datasets
 
 from dagger.config import load_profile
-from dagger.eval import load_splits, extract_answer
+from dagger.eval import load_splits
+from dagger.answers import extract_answer
 from dagger.graph import is_correct
 from dagger.prompts import cot_messages
 
