@@ -508,5 +508,5 @@ def test_vllm_engine_gets_the_profile_settings(monkeypatch):
     L.unload_models()
     L.backend_from_profile(load_profile('cpu-study'), cache=None).llm   # the CPU study: no torch.compile
     [(_, _, kw)] = [e for e in events if e[0] == 'new'][1:]
-    assert (kw['max_model_len'], kw['dtype'], kw['enforce_eager']) == (2048, 'bfloat16', True)
+    assert (kw['max_model_len'], kw['dtype'], kw['enforce_eager']) == (2048, L.native_dtype(), True)   # 'native': by the CPU
     L.unload_models()
