@@ -17,7 +17,7 @@ from .numbers import to_bangla_digits, to_ascii_digits
 
 # %% auto #0
 __all__ = ['FRAMES_FILE', 'RANGES_FILE', 'NOUNS', 'OPS', 'SLOTS', 'GLOSS_SLOTS', 'BOXES', 'CAPACITY_BOXES', 'SKIP_NOUNS',
-           'SPELLING', 'PLURAL_LOANS', 'UNBOUGHT_BOXES', 'MAX_TRIES', 'COUNT_MAX', 'COUNTED', 'OWNER_WORDS',
+           'SPELLING', 'PLURAL_LOANS', 'UNBOUGHT', 'UNBOUGHT_BOXES', 'MAX_TRIES', 'COUNT_MAX', 'COUNTED', 'OWNER_WORDS',
            'DISTRACTOR_SHARE', 'TWO_DISTRACTORS', 'MAX_FRAME_SHARE', 'POINTS_BACK', 'GENERATOR', 'N_WRITTEN', 'SEED',
            'FIELD_ORDER', 'LABEL_FIRST', 'NEAR', 'EVAL_SPLITS_BN', 'MAX_OVERLAP', 'WrittenError', 'Frame', 'note_above',
            'evaluate', 'ops_of', 'written_ranges', 'all_measures', 'frames', 'nouns', 'items_for', 'boxes',
@@ -158,9 +158,9 @@ def frames(kind: str | None = None) -> tuple:
 # %% ../nbs/lib_38_written.ipynb #12a6d874
 BOXES = {'food': ('বাক্স', 'ঝুড়ি', 'ব্যাগ', 'প্লেট'), 'object': ('বাক্স', 'ব্যাগ')}   # what each class is packed in
 CAPACITY_BOXES = ('বাক্স', 'ঝুড়ি')   # what a frame says a count fits (`ধরে`): a box or a basket, not a bag or a plate
-# lexicon words the written problems leave out: a misspelt peach (পেচ; পিচ also reads as tar), a reel of nothing, an
+# lexicon words the written problems leave out: peaches (পেচ and পীচ are misspelt, and the standard পিচ also reads as tar), a reel of nothing, an
 # appliance, and things a Bangladeshi child's story does not hold (bacon, fruit roll-ups, Skittles, baseball cards, quilts, sticky notes, gum, nails)
-SKIP_NOUNS = frozenset({'পেচ', 'পিচ', 'রিল', 'ভ্যাকিউম ক্লিনার', 'বেকন', 'রোল-আপ', 'স্কিটলস', 'বেসবল কার্ড', 'কুইল্ট',
+SKIP_NOUNS = frozenset({'পেচ', 'পিচ', 'পীচ', 'রিল', 'ভ্যাকিউম ক্লিনার', 'বেকন', 'রোল-আপ', 'স্কিটলস', 'বেসবল কার্ড', 'কুইল্ট',
                         'পোস্ট-ইট', 'গাম', 'পেরেক'})
 SPELLING = {'পাস্ত্রি': 'পেস্ট্রি', 'রেপার': 'র‍্যাপার'}   # the standard spelling of a lexicon word (র‍্যা: র, ZWJ, hasant, য)
 # English plurals borrowed whole take a counter as their singular does (১২টি কুকি, একটি কুকি, not একটি কুকিজ)
@@ -170,8 +170,11 @@ def _spelt(n):
     w = SPELLING.get(n.word, PLURAL_LOANS.get(n.word, n.word))
     return n if w == n.word else replace(n, word=w)
 
+UNBOUGHT = frozenset({'টিকিট', 'টিকেট'})   # won, held and given away, never bought by the dozen: a ticket says nothing of what for
+
 def _fits(n, f: Frame) -> bool:
     if n.cls not in f.classes or n.tags & {'ambig', 'container'}: return False
+    if n.word in UNBOUGHT and 'কিন' in f.text: return False
     for need in f.needs:
         bad = need.startswith('!')
         has = need.lstrip('!') in n.tags or need.lstrip('!') in (n.word, n.size)
@@ -255,8 +258,10 @@ def _other(rng, item, f: Frame, lang: str):
 
 def box_fits(f: Frame, item, box, lang: str = 'bn') -> bool:
     ("Whether frame `f` may put `item` in container `box`: only a box or a basket 'holds' a count, a plate is not "
-     "bought full, and every per-container number has a row for this container and item.")
+     "bought full, a frame that names a container uses one that ever holds the item (dolls come in boxes, not bags), "
+     "and every per-container number has a row for this container and item.")
     if 'ধরে' in f.text and box.word not in CAPACITY_BOXES: return False
+    if '{box' in f.text and not slot_range(box_measure('perbox', box), item, None, lang): return False
     if 'কিন' in f.text and box.word in UNBOUGHT_BOXES: return False
     return all(slot_range(box_measure(m, box), item, u, lang) for _, m, k, u in f.values if k == 'item' and m == 'perbox')
 
@@ -374,6 +379,7 @@ def _has(d: Draw, need: str) -> bool:
 def fits_distractor(t: Frame, f: Frame, d: Draw) -> bool:
     "Whether distractor frame `t` may join problem frame `f` about draw `d`."
     if '*' not in t.classes and d.item.cls not in t.classes: return False
+    if d.item.word in UNBOUGHT and re.search('কিন|কেন', t.text): return False
     have = {s for s, *_ in f.values} | {s for s, *_ in f.make} | _fields(f.text) | _names(f.text)
     for n in t.needs:
         if n.startswith('!') and n[1:] == f.topic: return False
@@ -386,11 +392,14 @@ def fits_distractor(t: Frame, f: Frame, d: Draw) -> bool:
     if not _names(t.text) <= _names(f.text): return False
     return all(slot_range(m, noun_of(d, k), u) for _, m, k, u in t.values)
 
-def distractor(rng: random.Random, t: Frame, d: Draw, taken: set, fill: dict, gfill: dict) -> tuple | None:
-    "(sentence, gloss, value) of distractor frame `t`, its number none of `taken`, or None."
+def distractor(rng: random.Random, t: Frame, d: Draw, taken: set, fill: dict, gfill: dict,
+               left: int | None = None) -> tuple | None:
+    ("(sentence, gloss, value) of distractor frame `t`, its number none of `taken`, or None. A `stock` frame (more "
+     "asked for and refused) asks for fewer than the `left` its giver still has.")
     (s, m, k, u), = t.values
     r = slot_range(m, noun_of(d, k), u)
-    vals = [v for v in range(r.lo, r.hi + 1, r.step) if v not in taken and v != 1]
+    vals = [v for v in range(r.lo, r.hi + 1, r.step) if v not in taken and v != 1
+            and ('stock' not in t.needs or (left is not None and v < left))]
     if not vals: return None
     v = rng.choice(vals)
     unit = unit_word(r.unit, 'bn') if r.unit not in ('*', '') else None
@@ -421,8 +430,10 @@ def distractor_weights(lang: str = 'bn') -> dict:
                 if fits_distractor(t, f, d): fit[t.id] += 1 / len(its)
     return {t.id: len(frames('problem')) / fit[t.id] if fit[t.id] else 0.0 for t in frames('distractor')}
 
-def add_distractors(rng: random.Random, f: Frame, d: Draw, sents: list, taken: set, fill: dict, gfill: dict) -> tuple[list, list]:
-    "Insert 0–2 distractor sentences into `sents`; return (sentences with a distractor flag, [(frame id, value, after)])."
+def add_distractors(rng: random.Random, f: Frame, d: Draw, sents: list, taken: set, fill: dict, gfill: dict,
+                    left: int | None = None) -> tuple[list, list]:
+    ("Insert 0–2 distractor sentences into `sents`; return (sentences with a distractor flag, [(frame id, value, after)]). "
+     "`left`: what the protagonist holds when the question is asked (the answer of a giving problem).")
     out = [(t, g, glued, None) for t, g, glued in sents]
     if rng.random() >= DISTRACTOR_SHARE: return out, []
     pool = [t for t in frames('distractor') if fits_distractor(t, f, d)]
@@ -431,7 +442,7 @@ def add_distractors(rng: random.Random, f: Frame, d: Draw, sents: list, taken: s
     for t in sorted(pool, key=lambda t: -rng.random() ** (1 / w[t.id])):
         if len(added) == want: break
         if 'newperson' in t.needs and any('newperson' in x.needs for x in frames('distractor') if x.id in dict(added)): continue
-        made = distractor(rng, t, d, taken, fill, gfill)
+        made = distractor(rng, t, d, taken, fill, gfill, left)
         gaps = [k for k in range(1, len(out)) if not out[k][2] and not points_back(out[k][0])
                 and ('late' not in t.needs or k == len(out) - 1)
                 and ('newperson' not in t.needs or not any(points_back(s[0]) for s in out[k:]))]
@@ -487,7 +498,7 @@ def gold_graph(f: Frame, d: Draw, env: dict, question: str, added: list, lang: s
     return g
 
 # %% ../nbs/lib_38_written.ipynb #f8becf32
-GENERATOR = 'dagger.written v3'
+GENERATOR = 'dagger.written v4'
 
 def _labels_ok(g: dict, question: str) -> bool:
     "Every constant's label is in the question and holds its number (or the word that names it)."
@@ -506,7 +517,7 @@ def make_problem(i: int, seed: int = 0, lang: str = 'bn') -> Problem:
         if env is None: continue
         fill, gfill = slots(f, d, env, lang), gloss_slots(d, env, lang)
         taken = set(env.values()) | {int(v) for v in _steps(_tree(f.graph), env)}
-        sents, added = add_distractors(rng, f, d, sentences(f, rng, fill, gfill), taken, fill, gfill)
+        sents, added = add_distractors(rng, f, d, sentences(f, rng, fill, gfill), taken, fill, gfill, int(evaluate(f.graph, env)))
         question = ' '.join(s[0] for s in sents)
         try: g = gold_graph(f, d, env, question, added, lang)
         except GoldGraphError: continue

@@ -271,7 +271,7 @@ def test_containers_hold_a_sensible_count(ws):
     lex = {n.word: n for n in W.nouns()}
     bag, plate, box, basket = (lex[w] for w in ('ব্যাগ', 'প্লেট', 'বাক্স', 'ঝুড়ি'))
     assert W.slot_range(W.box_measure('perbox', bag), lex['বোতলের ছিপি'], None).lo >= 10
-    assert W.slot_range(W.box_measure('perbox', plate), lex['পীচ'], None).hi <= 6
+    assert W.slot_range(W.box_measure('perbox', plate), lex['কাপকেক'], None).hi <= 6
     for b in (bag, box, basket, plate):
         assert W.slot_range(W.box_measure('perbox', b), lex['টিকিট'], None) is None
     assert W.slot_range(W.box_measure('perbox', basket), lex['কুকি'], None) is None
@@ -304,7 +304,7 @@ def test_totals_and_other_holdings_stay_small(ws):
                 v = int(to_ascii_digits(re.search(r'([০-৯]+)টি', s)[1]))
                 assert v <= W.slot_range('other_has', n, None).hi, (p.id, s)
                 assert n.sg not in ('burger', 'sandwich', 'flatbread', 'pizza', 'cake'), (p.id, s)
-    for w, hi in (('অ্যাকশন ফিগার', 30), ('পুতুল', 24), ('বার্গার', 24), ('রুটি', 24)):
+    for w, hi in (('অ্যাকশন ফিগার', 30), ('পুতুল', 12), ('বার্গার', 24), ('রুটি', 24)):
         assert W.slot_range('total', lex[w], None).hi <= hi, w
     assert W.slot_range('other_has', lex['বার্গার'], None) is None and W.slot_range('other_has', lex['রুটি'], None) is None
 
@@ -335,3 +335,57 @@ def test_no_distractor_frame_dominates(ws):
     assert len(s) >= 30 and max(s.values()) / total <= W.MAX_FRAME_SHARE
     lines = Counter(re.sub(r'[০-৯]+', '#', re.sub(r'^\S+', '', s_)) for p in ws for s_ in p.added_sentences)
     assert max(lines.values()) / total <= W.MAX_FRAME_SHARE
+
+
+# What the third blind read failed (data/written/review/v3/report_bn.md), one test per pattern.
+
+def test_tickets_are_never_bought(ws):
+    assert not any(n.word in W.UNBOUGHT for f in W.frames('problem') if 'কিন' in f.text for n in W.items_for(f))
+    for p in ws:
+        if p.meta['item'] in W.UNBOUGHT:
+            assert 'কিন' not in p.question, p.id
+    assert any(p.meta['item'] in W.UNBOUGHT for p in ws)       # held, won and given away still
+
+
+def test_toys_and_trinkets_come_in_boxes_not_bags(ws):
+    lex = {n.word: n for n in W.nouns()}
+    bag = lex['ব্যাগ']
+    for w in ('পুতুল', 'অ্যাকশন ফিগার', 'ঘড়ি', 'নেকলেস', 'টুপি'):
+        if w in lex:
+            assert W.slot_range(W.box_measure('perbox', bag), lex[w], None) is None, w
+    for p in ws:
+        if p.meta['item'] == 'পুতুল':
+            assert 'ব্যাগে' not in p.question, p.id
+
+
+def test_a_candle_costs_a_few_taka(ws):
+    lex = {n.word: n for n in W.nouns()}
+    assert W.slot_range('price', lex['মোমবাতি'], 'bdt').hi <= 20
+    n = 0
+    for p in ws:
+        m = re.search(r'([০-৯]+) টাকা দরে [০-৯]+টি মোমবাতি', p.question)
+        if m:
+            n += 1
+            assert int(to_ascii_digits(m[1])) <= 20, p.id
+    assert n > 0
+
+
+def test_a_classmate_has_not_saved_what_the_hero_bought(ws):
+    for p in ws:
+        for s in p.added_sentences:
+            assert not ('সহপাঠী' in s and 'জমিয়েছে' in s and 'কিন' in p.question), (p.id, s)
+
+
+def test_refused_more_is_fewer_than_the_giver_has_left(ws):
+    n = 0
+    for p in ws:
+        for f, v in zip(p.meta['distractor_frames'], p.meta['distractor_values']):
+            if f == 'W-D-32':
+                n += 1
+                assert v < p.answer, (p.id, v, p.answer)
+    assert n > 10
+
+
+def test_no_peach_spelt_pich(ws):
+    assert not {'পীচ', 'পিচ', 'পেচ'} & {n.word for n in W.nouns()}
+    assert not any(re.search(r'(?<!\S)(পীচ|পিচ|পেচ)', p.question) for p in ws)
