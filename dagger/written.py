@@ -17,15 +17,16 @@ from .numbers import to_bangla_digits, to_ascii_digits
 
 # %% auto #0
 __all__ = ['FRAMES_FILE', 'RANGES_FILE', 'NOUNS', 'OPS', 'SLOTS', 'GLOSS_SLOTS', 'BOXES', 'CAPACITY_BOXES', 'SKIP_NOUNS',
-           'SPELLING', 'PLURAL_LOANS', 'UNBOUGHT', 'UNBOUGHT_BOXES', 'MAX_TRIES', 'COUNT_MAX', 'COUNTED', 'OWNER_WORDS',
-           'DISTRACTOR_SHARE', 'TWO_DISTRACTORS', 'MAX_FRAME_SHARE', 'POINTS_BACK', 'GENERATOR', 'N_WRITTEN', 'SEED',
-           'FIELD_ORDER', 'LABEL_FIRST', 'NEAR', 'EVAL_SPLITS_BN', 'MAX_OVERLAP', 'WrittenError', 'Frame', 'note_above',
-           'evaluate', 'ops_of', 'written_ranges', 'all_measures', 'frames', 'nouns', 'items_for', 'boxes',
-           'slot_range', 'box_measure', 'Draw', 'noun_of', 'box_fits', 'draw', 'item_cap', 'numbers_for', 'bn_number',
-           'counted', 'slots', 'gloss_slots', 'sentences', 'asks_owner', 'fits_distractor', 'distractor', 'points_back',
-           'distractor_weights', 'add_distractors', 'gold_graph', 'make_problem', 'written_path', 'make_problems',
-           'write_problems', 'load_written', 'written_graph', 'summary', 'bare', 'template_similarity', 'norm_text',
-           'plusd_sentences', 'grams', 'eval_overlap', 'review_seed', 'review_record', 'review_sample']
+           'SPELLING', 'PLURAL_LOANS', 'UNBOUGHT', 'UNBOUGHT_BOXES', 'MAX_TRIES', 'COUNT_MAX', 'SPOILT_SHARE',
+           'COUNTED', 'OWNER_WORDS', 'DISTRACTOR_SHARE', 'TWO_DISTRACTORS', 'MAX_FRAME_SHARE', 'BUYING', 'POINTS_BACK',
+           'GENERATOR', 'N_WRITTEN', 'SEED', 'FIELD_ORDER', 'LABEL_FIRST', 'NEAR', 'EVAL_SPLITS_BN', 'MAX_OVERLAP',
+           'WrittenError', 'Frame', 'note_above', 'evaluate', 'ops_of', 'written_ranges', 'all_measures', 'frames',
+           'nouns', 'items_for', 'boxes', 'slot_range', 'box_measure', 'Draw', 'noun_of', 'box_fits', 'draw',
+           'item_cap', 'numbers_for', 'bn_number', 'counted', 'slots', 'gloss_slots', 'sentences', 'asks_owner',
+           'fits_distractor', 'distractor', 'names_item', 'points_back', 'distractor_weights', 'add_distractors',
+           'gold_graph', 'make_problem', 'written_path', 'make_problems', 'write_problems', 'load_written',
+           'written_graph', 'summary', 'bare', 'template_similarity', 'norm_text', 'plusd_sentences', 'grams',
+           'eval_overlap', 'review_seed', 'review_record', 'review_sample']
 
 # %% ../nbs/lib_38_written.ipynb #eb27f8a8
 class WrittenError(ValueError):
@@ -284,6 +285,7 @@ def draw(rng: random.Random, f: Frame, lang: str = 'bn') -> Draw:
 # %% ../nbs/lib_38_written.ipynb #0a96d641
 MAX_TRIES = 200
 COUNT_MAX = 1000
+SPOILT_SHARE = 0.25   # what a problem finds spoilt is at most a quarter of what was bought (9 onions of 12 is not a purchase)
 COUNTED = ('count', 'count_small', 'friends', 'eat', 'perbox', 'extra')   # measures that count things: the others (price, days) are bare numbers
 
 def _steps(t, env) -> list:
@@ -302,6 +304,7 @@ def numbers_for(rng: random.Random, f: Frame, d: Draw, lang: str = 'bn') -> dict
     total = slot_range('total', d.item, None, lang) if f.topic == 'count' else None
     capped = {s for s, m, k, _ in f.values if k == 'item' and m in COUNTED} | {s for s, _, k in f.make if k == 'item'}
     cap = item_cap(d, lang)
+    spoilt = [s for t in f.text.split('|') if 'নষ্ট' in t for s in _fields(t) if s in ranges]
     for _ in range(MAX_TRIES):
         env = {s: rng.randrange(r.lo, r.hi + 1, r.step) for s, r in ranges.items()}
         for s, expr, _ in f.make: env[s] = evaluate(expr, env, make=True)
@@ -310,6 +313,7 @@ def numbers_for(rng: random.Random, f: Frame, d: Draw, lang: str = 'bn') -> dict
         if any(v <= 0 or v != int(v) for v in shown + steps): continue
         if f.topic != 'money' and max(shown + steps) > COUNT_MAX: continue
         if cap and any(env[s] > cap for s in capped): continue
+        if any(SPOILT_SHARE * (evaluate(f.graph, env) + env[s]) < env[s] for s in spoilt): continue
         if total and max(steps + [env[s] for s in capped]) > total.hi: continue
         if len(set(shown + steps)) < len(shown) + len(steps) or 1 in shown or (2 in shown and ', 2)' in f.graph.replace(',2)', ', 2)')): continue
         return {s: int(v) for s, v in env.items()}
@@ -411,7 +415,12 @@ def distractor(rng: random.Random, t: Frame, d: Draw, taken: set, fill: dict, gf
 DISTRACTOR_SHARE = 0.42      # problems drawn to take distractor sentences (about a third find a place for them)
 TWO_DISTRACTORS = 0.4        # of those, the share with two
 MAX_FRAME_SHARE = 0.12       # no distractor frame writes more than this share of the distractor sentences (the tests check it)
+BUYING = re.compile('কিন|কেন')   # a plan to buy more: one a problem, or two read as rival accounts of one purchase
 POINTS_BACK = re.compile(r'(?<!\S)(সে|তার|তাকে|তারা|তাদের|তাহলে|সেই|সেখান\S*|এর|এতে|এছাড়া)(?=[\s,।?]|$)')
+
+def names_item(t: Frame) -> bool:
+    "Whether distractor frame `t` names the problem's item: it goes after the sentence that first names it («আরও ৬টি ইয়োগার্ট» needs the yogurt)."
+    return any(s.startswith('item') for s in _fields(t.text))
 
 def points_back(sentence: str) -> bool:
     "Whether a sentence refers back to one before it (a pronoun, `সেখান থেকে`, `এর মধ্যে` …)."
@@ -442,10 +451,12 @@ def add_distractors(rng: random.Random, f: Frame, d: Draw, sents: list, taken: s
     for t in sorted(pool, key=lambda t: -rng.random() ** (1 / w[t.id])):
         if len(added) == want: break
         if 'newperson' in t.needs and any('newperson' in x.needs for x in frames('distractor') if x.id in dict(added)): continue
+        if BUYING.search(t.text) and any(BUYING.search(x.text) for x in frames('distractor') if x.id in dict(added)): continue
         made = distractor(rng, t, d, taken, fill, gfill, left)
         gaps = [k for k in range(1, len(out)) if not out[k][2] and not points_back(out[k][0])
                 and ('late' not in t.needs or k == len(out) - 1)
-                and ('newperson' not in t.needs or not any(points_back(s[0]) for s in out[k:]))]
+                and ('newperson' not in t.needs or not any(points_back(s[0]) for s in out[k:]))
+                and (not names_item(t) or any(d.item.word in s[0] for s in out[:k]))]
         if made is None or not gaps: continue
         k = rng.choice(gaps)
         out.insert(k, (made[0], made[1], False, t.id))
@@ -498,7 +509,7 @@ def gold_graph(f: Frame, d: Draw, env: dict, question: str, added: list, lang: s
     return g
 
 # %% ../nbs/lib_38_written.ipynb #f8becf32
-GENERATOR = 'dagger.written v4'
+GENERATOR = 'dagger.written v5'
 
 def _labels_ok(g: dict, question: str) -> bool:
     "Every constant's label is in the question and holds its number (or the word that names it)."

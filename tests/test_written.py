@@ -389,3 +389,40 @@ def test_refused_more_is_fewer_than_the_giver_has_left(ws):
 def test_no_peach_spelt_pich(ws):
     assert not {'পীচ', 'পিচ', 'পেচ'} & {n.word for n in W.nouns()}
     assert not any(re.search(r'(?<!\S)(পীচ|পিচ|পেচ)', p.question) for p in ws)
+
+
+# What the fourth blind read failed (data/written/review/v4/report_bn.md), one test per pattern.
+
+def test_a_distractor_naming_the_item_follows_the_sentence_that_names_it(ws):
+    n = 0
+    for p in ws:
+        sents = split_sentences(p.question)
+        for k, s in enumerate(sents):
+            if s in p.added_sentences and p.meta['item'] in s:
+                n += 1
+                assert any(p.meta['item'] in t for t in sents[:k] if t not in p.added_sentences), (p.id, s)
+    assert n > 300
+
+
+def test_at_most_one_plan_to_buy_more(ws):
+    for p in ws:
+        assert sum(bool(W.BUYING.search(s)) for s in p.added_sentences) <= 1, p.id
+
+
+def test_only_fridge_produce_keeps_in_the_fridge(ws):
+    lex = {n.word: n for n in W.nouns()}
+    for w in ('কুমড়া', 'তরমুজ', 'কাঁঠাল', 'নারকেল', 'আনারস', 'কলা', 'আলু', 'পেঁয়াজ'):
+        assert W.slot_range('keeps_days', lex[w], None) is None, w
+    for p in ws:
+        if 'ফ্রিজে' in ' '.join(p.added_sentences):
+            assert W.slot_range('keeps_days', lex[p.meta['item']], None), p.id
+
+
+def test_spoilt_is_at_most_a_quarter_of_what_was_bought(ws):
+    n = 0
+    for p in ws:
+        if p.meta['frame'] == 'P-mulsub-01':
+            n += 1
+            spoilt = next(nd['val'] for nd in p.gold_graph['nodes'] if nd['id'].endswith('_spoilt'))
+            assert spoilt <= W.SPOILT_SHARE * (p.answer + spoilt), (p.id, spoilt, p.answer)
+    assert n > 50
