@@ -14,7 +14,9 @@ paired bootstrap interval of the accuracy difference) and `records_<form>.jsonl.
 
 An arm is a form plus settings: `--arm bn-en:paper:teacher.more_msvamp_splits=msvamp_en` defines arm `bn-en`, the paper
 form trained on a pool without the Spanish and Thai versions, to name in `--forms`. The first arm is paired with each
-of the others. `--reuse` takes an arm's records from an earlier run of this script when its results folder has them."""
+of the others. `--reuse` takes an arm's records from an earlier run of this script when its results folder has them;
+`--reuse-from bench/results/label_format` takes them from that committed output instead (`records_<arm>.jsonl.gz` and
+its `summary.json`), so a fresh clone can pair a new arm with one measured before."""
 from __future__ import annotations
 import argparse, gzip, json, subprocess, sys, time
 from pathlib import Path
@@ -50,6 +52,14 @@ def student_records(form: str) -> list[dict]:
     return [r for r in recs if r.get('phase') == 'sft' and r.get('method') == 'dagger']
 
 
+def committed_records(folder: Path, arm: str) -> tuple[list[dict], dict]:
+    "An arm's records and its summary entry from a committed output folder of this script."
+    f = folder/f'records_{arm}.jsonl.gz'
+    if not f.exists(): raise SystemExit(f'--reuse-from: {f} does not exist')
+    summary = json.loads((folder/'summary.json').read_text())
+    return [json.loads(l) for l in gzip.decompress(f.read_bytes()).decode().splitlines() if l.strip()], summary['forms'][arm]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--n-train', type=int, default=448)
@@ -57,15 +67,19 @@ def main():
     ap.add_argument('--skip-training', action='store_true', help='pair the records of runs made earlier')
     ap.add_argument('--arm', action='append', default=[], help='name:form:key=value,... (an arm to name in --forms)')
     ap.add_argument('--reuse', action='store_true', help="take an arm's records from an earlier run when they are there")
+    ap.add_argument('--reuse-from', help='a committed output folder to take the arms it holds from')
     ap.add_argument('--out', default=str(ROOT/'bench/results/label_format'))
     a = ap.parse_args()
     from dagger.stats import mcnemar, paired_bootstrap_diff, wilson
     ARMS.update(parse_arm(x) for x in a.arm)
     forms = a.forms.split(',')
     if unknown := [f for f in forms if f not in ARMS]: raise SystemExit(f'--forms: unknown arm(s) {unknown}; define them with --arm')
+    kept = {f: committed_records(Path(a.reuse_from), f) for f in forms
+            if a.reuse_from and (Path(a.reuse_from)/f'records_{f}.jsonl.gz').exists()}
     done = lambda f: (ROOT/f'results/label-{f}/sft/records.jsonl').exists()
-    seconds = {f: None if a.skip_training or (a.reuse and done(f)) else round(run_form(f, a.n_train), 1) for f in forms}
-    recs = {f: {r['id']: r for r in student_records(f)} for f in forms}
+    seconds = {f: None if a.skip_training or f in kept or (a.reuse and done(f)) else round(run_form(f, a.n_train), 1)
+               for f in forms}
+    recs = {f: {r['id']: r for r in (kept[f][0] if f in kept else student_records(f))} for f in forms}
     ids = sorted(set.intersection(*(set(r) for r in recs.values())))
     out, summary = Path(a.out), dict(date=time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), n_train=a.n_train,
                                      profile='cpu-study', split='msvamp_bn (held-out half, seeded sample)', n=len(ids),
@@ -79,7 +93,9 @@ def main():
         summary['forms'][f] = dict(correct=k, accuracy=round(100 * k / len(rs), 1), ci95=[round(100 * lo, 1), round(100 * hi, 1)],
                                    executed=round(100 * sum(bool(r.get('executed')) for r in rs) / len(rs), 1),
                                    mean_tokens=round(sum(r['tokens'] for r in rs) / len(rs), 1),
-                                   train=json.loads((ROOT/f'results/label-{f}/sft/run.json').read_text()).get('train_rows'))
+                                   train=kept[f][1].get('train') if f in kept else
+                                   json.loads((ROOT/f'results/label-{f}/sft/run.json').read_text()).get('train_rows'),
+                                   **({'from': str(a.reuse_from)} if f in kept else {}))
         (out/f'records_{f}.jsonl.gz').write_bytes(gzip.compress(''.join(json.dumps(r, ensure_ascii=False) + '\n' for r in rs).encode(), mtime=0))
     summary['paired'] = {}
     for other in forms[1:]:
