@@ -426,3 +426,13 @@ def test_spoilt_is_at_most_a_quarter_of_what_was_bought(ws):
             spoilt = next(nd['val'] for nd in p.gold_graph['nodes'] if nd['id'].endswith('_spoilt'))
             assert spoilt <= W.SPOILT_SHARE * (p.answer + spoilt), (p.id, spoilt, p.answer)
     assert n > 50
+
+
+# What the fifth blind read failed (data/written/review/v5/report_bn.md).
+
+def test_no_jewels_light_bags_and_only_perishables_in_the_fridge(ws):
+    lex = {n.word: n for n in W.nouns()}
+    assert 'রত্ন' not in lex and not any('রত্ন' in p.question for p in ws)
+    assert W.slot_range('box_weight', lex['ব্যাগ'], None).hi <= 40
+    for w in ('লেবু', 'কিশমিশ', 'চিনাবাদাম'):
+        assert W.slot_range('keeps_days', lex[w], None) is None, w
