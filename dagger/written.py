@@ -456,7 +456,8 @@ def add_distractors(rng: random.Random, f: Frame, d: Draw, sents: list, taken: s
         gaps = [k for k in range(1, len(out)) if not out[k][2] and not points_back(out[k][0])
                 and ('late' not in t.needs or k == len(out) - 1)
                 and ('newperson' not in t.needs or not any(points_back(s[0]) for s in out[k:]))
-                and (not names_item(t) or any(d.item.word in s[0] for s in out[:k]))]
+                and (not names_item(t) or any(d.item.word in s[0] for s in out[:k]))
+                and all(any(fill[p] in s[0] for s in out[:k]) for p in _names(t.text))]
         if made is None or not gaps: continue
         k = rng.choice(gaps)
         out.insert(k, (made[0], made[1], False, t.id))
@@ -509,7 +510,7 @@ def gold_graph(f: Frame, d: Draw, env: dict, question: str, added: list, lang: s
     return g
 
 # %% ../nbs/lib_38_written.ipynb #f8becf32
-GENERATOR = 'dagger.written v6'
+GENERATOR = 'dagger.written v7'
 
 def _labels_ok(g: dict, question: str) -> bool:
     "Every constant's label is in the question and holds its number (or the word that names it)."

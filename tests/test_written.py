@@ -436,3 +436,19 @@ def test_no_jewels_light_bags_and_only_perishables_in_the_fridge(ws):
     assert W.slot_range('box_weight', lex['ব্যাগ'], None).hi <= 40
     for w in ('লেবু', 'কিশমিশ', 'চিনাবাদাম'):
         assert W.slot_range('keeps_days', lex[w], None) is None, w
+
+
+# What the sixth blind read failed (data/written/review/v6/report_bn.md).
+
+def test_a_distractor_naming_a_person_follows_a_sentence_naming_them(ws):
+    from dagger.lexicon import names
+    people = {n[0] for n in names('bn')}
+    n = 0
+    for p in ws:
+        sents = split_sentences(p.question)
+        for k, s in enumerate(sents):
+            if s not in p.added_sentences: continue
+            for who in (w for w in people if w in s):
+                n += 1
+                assert any(who in t for t in sents[:k] if t not in p.added_sentences), (p.id, s)
+    assert n > 300
