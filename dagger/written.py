@@ -399,7 +399,7 @@ def fits_distractor(t: Frame, f: Frame, d: Draw) -> bool:
 def distractor(rng: random.Random, t: Frame, d: Draw, taken: set, fill: dict, gfill: dict,
                left: int | None = None) -> tuple | None:
     ("(sentence, gloss, value) of distractor frame `t`, its number none of `taken`, or None. A `stock` frame (more "
-     "asked for and refused) asks for fewer than the `left` its giver still has.")
+     "asked for and refused, or offered and declined) names fewer than `left`: the fewest the problem says anyone holds.")
     (s, m, k, u), = t.values
     r = slot_range(m, noun_of(d, k), u)
     vals = [v for v in range(r.lo, r.hi + 1, r.step) if v not in taken and v != 1
@@ -510,13 +510,14 @@ def gold_graph(f: Frame, d: Draw, env: dict, question: str, added: list, lang: s
     return g
 
 # %% ../nbs/lib_38_written.ipynb #f8becf32
-GENERATOR = 'dagger.written v8'
+GENERATOR = 'dagger.written v9'
 
 def _labels_ok(g: dict, question: str) -> bool:
-    "Every constant's label is in the question and holds its number (or the word that names it)."
-    q = label_text(question)
-    return all(n['label'] in q and (bn_number(n['val']) in n['label'] or 'দ্বিগুণ' in n['label'])
-               for n in g['nodes'] if n['op'] == 'const')
+    ("Every constant's label is in the question and holds its number (or the word that names it), and no two "
+     "constants share a label.")
+    q, consts = label_text(question), [n for n in g['nodes'] if n['op'] == 'const']
+    return (all(n['label'] in q and (bn_number(n['val']) in n['label'] or 'দ্বিগুণ' in n['label']) for n in consts)
+            and len({n['label'] for n in consts}) == len(consts))
 
 def make_problem(i: int, seed: int = 0, lang: str = 'bn') -> Problem:
     "Written problem number `i` (0-based) of the run with `seed`."
@@ -528,8 +529,10 @@ def make_problem(i: int, seed: int = 0, lang: str = 'bn') -> Problem:
         env = numbers_for(rng, f, d, lang)
         if env is None: continue
         fill, gfill = slots(f, d, env, lang), gloss_slots(d, env, lang)
-        taken = set(env.values()) | {int(v) for v in _steps(_tree(f.graph), env)}
-        sents, added = add_distractors(rng, f, d, sentences(f, rng, fill, gfill), taken, fill, gfill, int(evaluate(f.graph, env)))
+        taken = set(env.values()) | {int(v) for v in _steps(_tree(f.graph), env)} | {int(x) for x in re.findall(r'\d+', f.graph)}
+        held = [env[s] for s, m, k, _ in f.values if k == 'item' and m in COUNTED] + [env[s] for s, _, k in f.make if k == 'item']
+        left = min([int(evaluate(f.graph, env))] + held)     # no offer or request beyond any count of the item
+        sents, added = add_distractors(rng, f, d, sentences(f, rng, fill, gfill), taken, fill, gfill, left)
         question = ' '.join(s[0] for s in sents)
         try: g = gold_graph(f, d, env, question, added, lang)
         except GoldGraphError: continue
