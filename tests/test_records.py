@@ -62,3 +62,17 @@ def test_the_ablation_table_needs_only_its_records(tmp_path):
     st = FigureRun(cfg, verbose=False)
     assert ablation_out(st, 'table3')
     assert st.tables[f'table3_ours-{STUDY.name}'].to_csv(index=False) == committed_csv('table3')
+
+
+def test_the_sft_stage_summary_is_recomputed_from_its_records():
+    "runs/cpu-study-sft: the SFT stage run alone; its summary.json follows from its committed records."
+    import json, sys
+    sys.path.insert(0, str(project_root()/'bench'))
+    from study_sft_summary import load, summarise
+    out = project_root()/'runs'/'cpu-study-sft'
+    recs, curve = (load(out/'no-results-here', out, n) for n in ('records.jsonl', 'curve_records.jsonl'))
+    committed, again = json.loads((out/'summary.json').read_text()), summarise(recs, curve)
+    keys = ('arms', 'paired', 'curve', 'curve_paired')
+    assert json.loads(json.dumps({k: again[k] for k in keys})) == {k: committed[k] for k in keys}
+    assert committed['arms']['dagger (sft)']['n'] == STUDY.sft.eval_sample_n
+    assert sorted(map(int, committed['curve']['msvamp_bn'])) == [int(x) for x in STUDY.sft.curve_examples]
