@@ -56,8 +56,8 @@ def committed_records(folder: Path, arm: str) -> tuple[list[dict], dict]:
     "An arm's records and its summary entry from a committed output folder of this script."
     f = folder/f'records_{arm}.jsonl.gz'
     if not f.exists(): raise SystemExit(f'--reuse-from: {f} does not exist')
-    summary = json.loads((folder/'summary.json').read_text())
-    return [json.loads(l) for l in gzip.decompress(f.read_bytes()).decode().splitlines() if l.strip()], summary['forms'][arm]
+    from dagger.files import read_jsonl
+    return read_jsonl(f), json.loads((folder/'summary.json').read_text())['forms'][arm]
 
 
 def main():

@@ -20,10 +20,10 @@ sys.path.insert(0, str(ROOT))
 
 def load(results: Path, out: Path, name: str) -> list[dict]:
     "The records file `name` from the stage's results folder, else its committed gzip copy."
-    raw, packed = results/name, out/f'{name}.gz'
-    if raw.exists(): return [json.loads(l) for l in raw.read_text().splitlines() if l.strip()]
-    if packed.exists(): return [json.loads(l) for l in gzip.decompress(packed.read_bytes()).decode().splitlines() if l.strip()]
-    raise SystemExit(f'neither {raw} nor {packed} exists: run the SFT stage of cpu-study first')
+    from dagger.files import read_jsonl
+    for f in (results/name, out/f'{name}.gz'):
+        if f.exists(): return read_jsonl(f)
+    raise SystemExit(f'neither {results/name} nor {out}/{name}.gz exists: run the SFT stage of cpu-study first')
 
 
 def cell(rs: list[dict]) -> dict:

@@ -17,8 +17,8 @@ from .numbers import to_bangla_digits, to_ascii_digits
 
 # %% auto #0
 __all__ = ['FRAMES_FILE', 'RANGES_FILE', 'NOUNS', 'OPS', 'SLOTS', 'GLOSS_SLOTS', 'BOXES', 'CAPACITY_BOXES', 'SKIP_NOUNS',
-           'SPELLING', 'PLURAL_LOANS', 'UNBOUGHT', 'UNBOUGHT_BOXES', 'MAX_TRIES', 'COUNT_MAX', 'SPOILT_SHARE',
-           'COUNTED', 'OWNER_WORDS', 'DISTRACTOR_SHARE', 'TWO_DISTRACTORS', 'MAX_FRAME_SHARE', 'BUYING', 'POINTS_BACK',
+           'SPELLING', 'PLURAL_LOANS', 'UNBOUGHT', 'BUYING', 'UNBOUGHT_BOXES', 'MAX_TRIES', 'COUNT_MAX', 'SPOILT_SHARE',
+           'COUNTED', 'OWNER_WORDS', 'DISTRACTOR_SHARE', 'TWO_DISTRACTORS', 'MAX_FRAME_SHARE', 'POINTS_BACK',
            'GENERATOR', 'N_WRITTEN', 'SEED', 'FIELD_ORDER', 'LABEL_FIRST', 'NEAR', 'EVAL_SPLITS_BN', 'MAX_OVERLAP',
            'WrittenError', 'Frame', 'note_above', 'evaluate', 'ops_of', 'written_ranges', 'all_measures', 'frames',
            'nouns', 'items_for', 'boxes', 'slot_range', 'box_measure', 'Draw', 'noun_of', 'box_fits', 'draw',
@@ -172,10 +172,11 @@ def _spelt(n):
     return n if w == n.word else replace(n, word=w)
 
 UNBOUGHT = frozenset({'টিকিট', 'টিকেট'})   # won, held and given away, never bought by the dozen: a ticket says nothing of what for
+BUYING = re.compile('কিন|কেন')   # a sentence about buying («কিনল», «কেনার কথা», «কেনেনি»)
 
 def _fits(n, f: Frame) -> bool:
     if n.cls not in f.classes or n.tags & {'ambig', 'container'}: return False
-    if n.word in UNBOUGHT and 'কিন' in f.text: return False
+    if n.word in UNBOUGHT and BUYING.search(f.text): return False
     for need in f.needs:
         bad = need.startswith('!')
         has = need.lstrip('!') in n.tags or need.lstrip('!') in (n.word, n.size)
@@ -383,7 +384,7 @@ def _has(d: Draw, need: str) -> bool:
 def fits_distractor(t: Frame, f: Frame, d: Draw) -> bool:
     "Whether distractor frame `t` may join problem frame `f` about draw `d`."
     if '*' not in t.classes and d.item.cls not in t.classes: return False
-    if d.item.word in UNBOUGHT and re.search('কিন|কেন', t.text): return False
+    if d.item.word in UNBOUGHT and BUYING.search(t.text): return False
     have = {s for s, *_ in f.values} | {s for s, *_ in f.make} | _fields(f.text) | _names(f.text)
     for n in t.needs:
         if n.startswith('!') and n[1:] == f.topic: return False
@@ -415,7 +416,6 @@ def distractor(rng: random.Random, t: Frame, d: Draw, taken: set, fill: dict, gf
 DISTRACTOR_SHARE = 0.42      # problems drawn to take distractor sentences (about a third find a place for them)
 TWO_DISTRACTORS = 0.4        # of those, the share with two
 MAX_FRAME_SHARE = 0.12       # no distractor frame writes more than this share of the distractor sentences (the tests check it)
-BUYING = re.compile('কিন|কেন')   # a plan to buy more: one a problem, or two read as rival accounts of one purchase
 POINTS_BACK = re.compile(r'(?<!\S)(সে|তার|তাকে|তারা|তাদের|তাহলে|সেই|সেখান\S*|এর|এতে|এছাড়া)(?=[\s,।?]|$)')
 
 def names_item(t: Frame) -> bool:
