@@ -99,6 +99,7 @@ class EvalSettings:
     max_new_tokens: int = 0        # cap on every method's new-token budget; 0 = the paper's budgets
     phases: tuple = ('untrained', 'sft', 'grpo')   # the arms evaluated (dagger.arms.EVAL_ARMS): the profile's model,
                                                    # then its students when trained
+    untrained_methods: tuple = ()  # methods of the untrained model (the baselines); () = all of `methods`
     smoke_splits: tuple = ()       # splits run only as a smoke check (every phase, into
                                    # eval_smoke/), e.g. a language the model lacks
     smoke_n: int = 16              # seeded sample drawn from each smoke split

@@ -296,7 +296,7 @@ def evaluate_profile(cfg, progress: bool = True) -> dict:
         if phase != 'untrained' and not (phase_model(cfg, phase)/'config.json').exists():
             print(f'skipping phase {phase!r}: no model in {phase_model(cfg, phase)}')
             continue
-        be, methods = phase_backend(cfg, phase), None if phase == 'untrained' else ['dagger']
+        be, methods = phase_backend(cfg, phase), (cfg.eval.untrained_methods or None) if phase == 'untrained' else ['dagger']
         runs[phase] = run_eval(cfg, be, methods, phase=phase, progress=progress)
         if cfg.eval.smoke_splits: runs[phase]['smoke_check'] = run_eval(cfg, be, methods, phase=phase, progress=progress, smoke=True)
     return runs

@@ -238,10 +238,14 @@ def text_only_engine(path: str) -> dict:
 
 # %% ../nbs/lib_16_llm.ipynb #ec3db414
 def release_vllm():
-    "Delete the vLLM engine, if any, and give its GPU memory back (vLLM's own clean-up when it has one)."
+    ("Shut the vLLM engine down, if any, and give its memory back (vLLM's own clean-up when it has one). The engine's "
+     "process is stopped here, not left to garbage collection: a reference still held elsewhere (a suspended "
+     "generator, a caller's variable) would otherwise keep a second engine's memory alive beside the next one.")
     import gc
     if 'llm' not in _ENGINE: return
+    core = getattr(getattr(_ENGINE['llm'], 'llm_engine', None), 'engine_core', None)
     _ENGINE.clear()
+    if callable(getattr(core, 'shutdown', None)): core.shutdown()
     gc.collect()
     try: from vllm.distributed.parallel_state import cleanup_dist_env_and_memory
     except ImportError: return
