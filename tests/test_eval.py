@@ -330,3 +330,16 @@ def test_smoke_check_runs_apart_from_the_evaluation(tmp_path, monkeypatch):
     assert (smoke['out']/'records.jsonl').is_file() and not (tmp_path/'eval'/'msvamp_bn.jsonl').exists()
     # without smoke splits there is no smoke run
     assert 'smoke_check' not in E.evaluate_profile(cfg.replace(eval__smoke_splits=()), progress=False)['untrained']
+
+
+def test_untrained_methods_choose_the_baselines(tmp_path, monkeypatch):
+    "eval.untrained_methods limits the untrained model to its baselines; () keeps every method."
+    from dagger.config import load_profile
+    from dagger.data import prepare_splits
+    cfg = load_profile('cpu', results_dir=str(tmp_path), eval__splits='msvamp_en', eval__sample_n=4, eval__n=3,
+                       eval__phases='untrained', eval__untrained_methods='cot')
+    prepare_splits(cfg, ['msvamp_en'])
+    monkeypatch.setattr(E, 'phase_backend', lambda cfg, phase: Constant())
+    assert set(E.evaluate_profile(cfg, progress=False)['untrained']['records']['method']) == {'cot'}
+    both = E.evaluate_profile(cfg.replace(eval__untrained_methods=()), progress=False)['untrained']['records']
+    assert set(both['method']) == {'cot', 'dagger'}

@@ -113,3 +113,18 @@ def test_stage_kernels_import_unsloth_first(nb):
         if node is not None:
             body = [ast.unparse(b) for b in node.body[1:]]
             assert body[0].startswith('unsloth_first('), (fn, body[0])
+
+
+def test_release_stops_the_engine_a_stray_reference_still_holds(fake_vllm, tmp_path, monkeypatch):
+    "The engine's process is shut down by release_vllm, even while a caller still holds the LLM object."
+    built, _, install = fake_vllm
+    install()
+    stopped = []
+    core = types.SimpleNamespace(shutdown=lambda: stopped.append(True))
+    be = L.VLLMBackend(str(tmp_path), cache=None)
+    stray = be.llm                                        # as a suspended generator would hold it
+    stray.llm_engine = types.SimpleNamespace(engine_core=core)
+    L.release_vllm()
+    assert stopped == [True] and 'llm' not in L._ENGINE
+    L.release_vllm()                                      # nothing left to stop
+    assert stopped == [True]
