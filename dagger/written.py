@@ -510,7 +510,7 @@ def gold_graph(f: Frame, d: Draw, env: dict, question: str, added: list, lang: s
     return g
 
 # %% ../nbs/lib_38_written.ipynb #f8becf32
-GENERATOR = 'dagger.written v9'
+GENERATOR = 'dagger.written v10'
 
 def _labels_ok(g: dict, question: str) -> bool:
     ("Every constant's label is in the question and holds its number (or the word that names it), and no two "

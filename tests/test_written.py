@@ -484,3 +484,33 @@ def test_every_constant_has_its_own_label_and_twice_says_so(ws):
         for nd in consts:
             if nd['id'].startswith('twice'):
                 assert 'দ্বিগুণ' in nd['label'], (p.id, nd)
+
+
+# What the ninth blind read failed (data/written/review/v9/report_bn.md).
+
+NINTH_READ_CAPS = {'বার্গার': 10, 'ডোনাট': 16, 'চিত্রকর্ম': 8, 'ললিপপ': 60}
+
+def test_snacks_and_paintings_come_in_handfuls(ws):
+    lex, seen = {n.word: n for n in W.nouns()}, Counter()
+    for w, cap in NINTH_READ_CAPS.items():
+        assert W.slot_range('total', lex[w], None).hi == cap, w
+    for p in ws:
+        cap = NINTH_READ_CAPS.get(p.meta['item'])
+        if cap is None or p.meta['topic'] != 'count': continue
+        seen[p.meta['item']] += 1
+        counts = [n['val'] for n in p.gold_graph['nodes'] if n['op'] == 'const' and not n['distractor']
+                  and re.search(r'[০-৯]+ ?(টি|টা) ' + p.meta['item'], n['label'])]     # counts of the item, not its price
+        assert max(counts, default=0) <= cap, (p.id, counts)
+        if not re.search('টাকা|দাম', p.question): assert p.answer <= cap, (p.id, p.answer)
+    assert len(seen) >= 3, seen
+
+
+def test_a_sweet_weighs_tens_of_grams(ws):
+    lex = {n.word: n for n in W.nouns()}
+    r = W.slot_range('weight', lex['মিষ্টি'], None)
+    assert (r.lo, r.hi) == (25, 60)
+    for p in ws:
+        if p.meta['item'] in ('মিষ্টি', 'মিঠাই'):
+            for s in p.added_sentences:
+                if 'ওজন' in s and 'গ্রাম' in s and 'খালি' not in s:
+                    assert all(int(x) >= 25 for x in re.findall(r'\d+', to_ascii_digits(s))), (p.id, s)
