@@ -171,7 +171,7 @@ def _spelt(n):
     w = SPELLING.get(n.word, PLURAL_LOANS.get(n.word, n.word))
     return n if w == n.word else replace(n, word=w)
 
-UNBOUGHT = frozenset({'টিকিট', 'টিকেট'})   # won, held and given away, never bought by the dozen: a ticket says nothing of what for
+UNBOUGHT = frozenset({'টিকিট', 'টিকেট', 'মুদ্রা'})   # won, saved, held and given away, never bought by the dozen: a ticket says nothing of what for, and money is not bought in a shop
 BUYING = re.compile('কিন|কেন')   # a sentence about buying («কিনল», «কেনার কথা», «কেনেনি»)
 
 def _fits(n, f: Frame) -> bool:
@@ -510,7 +510,7 @@ def gold_graph(f: Frame, d: Draw, env: dict, question: str, added: list, lang: s
     return g
 
 # %% ../nbs/lib_38_written.ipynb #f8becf32
-GENERATOR = 'dagger.written v10'
+GENERATOR = 'dagger.written v11'
 
 def _labels_ok(g: dict, question: str) -> bool:
     ("Every constant's label is in the question and holds its number (or the word that names it), and no two "

@@ -514,3 +514,15 @@ def test_a_sweet_weighs_tens_of_grams(ws):
             for s in p.added_sentences:
                 if 'ওজন' in s and 'গ্রাম' in s and 'খালি' not in s:
                     assert all(int(x) >= 25 for x in re.findall(r'\d+', to_ascii_digits(s))), (p.id, s)
+
+
+# What the tenth blind read failed (data/written/review/v10/report_bn.md).
+
+def test_no_coins_bought_and_a_lap_in_minutes(ws):
+    lex = {n.word: n for n in W.nouns()}
+    assert W.slot_range('task_time', lex['ল্যাপ'], 'minute').hi <= 3
+    for p in ws:
+        if p.meta['item'] == 'মুদ্রা': assert not W.BUYING.search(p.question), p.id
+        for s in p.added_sentences:
+            if 'ল্যাপ' in s and 'মিনিট লাগে' in s:
+                assert all(int(x) <= 3 for x in re.findall(r'\d+', to_ascii_digits(s))), (p.id, s)
