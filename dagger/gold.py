@@ -13,7 +13,8 @@ from . import graph as G
 # %% auto #0
 __all__ = ['FINAL_LABEL', 'GOLD_FORMATS', 'LABEL_WORDS', 'OP_IDS', 'NAMED_BY', 'AROUND', 'GoldGraphError', 'solution_steps',
            'gsm8k_graph', 'msvamp_graph', 'verify_graph', 'label_text', 'words_after', 'words_before', 'words_around',
-           'const_label', 'paper_graph', 'distract_gold', 'paper_exemplar_graph', 'graph_examples', 'graph_prompt']
+           'trim_label', 'const_label', 'paper_graph', 'distract_gold', 'paper_exemplar_graph', 'graph_examples',
+           'graph_prompt']
 
 # %% ../nbs/lib_18_gold.ipynb #db49690d
 class GoldGraphError(ValueError):
@@ -405,6 +406,20 @@ def words_around(text: str, n: Number) -> str:
 # %% ../nbs/lib_18_gold.ipynb #0d529360
 _PERCENT = re.compile(r'\s*(%|percent|শতাংশ|por ciento)')
 
+# words that name nothing at the edge of a label: articles, prepositions, conjunctions, pronouns, forms of "to be"
+_EDGE = {'en': set('''a an the of on in at to for and or but by with from into over than that this these those his her
+their its he she they it is are was were has have had as if so then while'''.split()),
+         'es': set('''a al de del la el los las un una unos unas y o e en con por para que se su sus es son lo le les
+mientras como'''.split())}
+
+def trim_label(label: str, lang: str) -> str:
+    "`label` without the words that name nothing at its ends (English and Spanish), unless nothing else would be left."
+    words, edge = label.split(' '), _EDGE.get(lang, set())
+    key = lambda w: w.strip('.,;:!?¿¡"\'').lower()
+    while len(words) > 1 and key(words[-1]) in edge: words.pop()
+    while len(words) > 1 and key(words[0]) in edge: words.pop(0)
+    return ' '.join(words)
+
 def _stated(text: str) -> list:
     "The numbers `text` states: parsed numbers and number words, and every bare numeral (the 3 of '3 dozen')."
     found = extract_numbers(text) + [Number(float(m.group().replace(',', '')), m.start(), m.end(), m.group())
@@ -421,16 +436,18 @@ def _named_by(text: str, value: float, lang: str) -> tuple[str, int] | None:
         return _through(text, start, m.end()), start
     return None
 
-def const_label(text: str, value: float, lang: str, taken: set = frozenset()) -> tuple[str, int]:
-    "The words of `text` that name constant `value`, and where; GoldGraphError 'unstated_constant' if none do."
+def const_label(text: str, value: float, lang: str, taken: set = frozenset(), trim: bool = True) -> tuple[str, int]:
+    ("The words of `text` that name constant `value` (`trim`: without the words at its ends that name nothing), and "
+     "where; GoldGraphError 'unstated_constant' if none do.")
+    tidy = (lambda s: trim_label(s, lang)) if trim else (lambda s: s)
     for n in sorted((n for n in _stated(text) if _close(n.value, value)), key=lambda n: n.start in taken):
         label = (words_around(text, n) if lang in AROUND else '') or words_after(text, n.end) or words_before(text, n.start)
-        if label: return label, n.start
+        if label: return tidy(label), n.start
     for n in _stated(text):
         if _close(n.value, 100 * value) and (m := _PERCENT.match(text, n.end)):
-            return _through(text, n.start, m.end()), n.start
+            return tidy(_through(text, n.start, m.end())), n.start
     found = _named_by(text, value, lang)
-    if found: return found
+    if found: return tidy(found[0]), found[1]
     raise GoldGraphError('unstated_constant', f'{format_number(value)} is not named in the problem')
 
 # %% ../nbs/lib_18_gold.ipynb #04d024f8
@@ -449,7 +466,7 @@ def paper_graph(g: dict, question: str, lang: str) -> dict:
      "with what they compute in `lang`, ids that name them, whole numbers as integers.")
     words = LABEL_WORDS.get(lang)
     if words is None: raise GoldGraphError('no_label_words', f'LABEL_WORDS has no language {lang!r}')
-    ids, taken, nodes = {}, set(), []
+    ids, taken, used, nodes = {}, set(), set(), []
     def new_id(base: str) -> str:
         out, i = base, 1
         while out in ids.values() or out == 'final_result': i += 1; out = f'{base}_{i}'
@@ -460,7 +477,8 @@ def paper_graph(g: dict, question: str, lang: str) -> dict:
             except GoldGraphError:
                 if n['distractor']: continue           # a distractor the problem's text does not state is not in it
                 raise
-            taken.add(pos)
+            if label in used: label = const_label(question, n['val'], lang, taken, trim=False)[0]   # keep two apart
+            taken.add(pos); used.add(label)
             ids[n['id']] = new_id(_slug(n.get('label', '')) or ('percent' if '%' in label else 'number'))
             nodes.append(dict(n, id=ids[n['id']], val=_whole(n['val']), label=label))
         elif n['id'] == 'final_result': nodes.append(dict(n, args=[ids[a] for a in n['args']], label=words['final']))
