@@ -255,6 +255,7 @@ UNBOUGHT_BOXES = ('প্লেট',)   # set out on the table, not bought full
 def _other(rng, item, f: Frame, lang: str):
     pool = [n for n in nouns(lang) if n.cls in ('object', 'food') and n.word != item.word and n.sg != item.sg
             and not n.tags & {'ambig', 'free', 'container'} and n.size != 'micro'
+            and not slot_range('kg_price', n, None, lang)          # a potato or an onion is bought by the kilo, not one
             and all(slot_range(m, n, u, lang) for _, m, k, u in f.values if k == 'other')]
     return rng.choice(pool)
 
@@ -510,7 +511,7 @@ def gold_graph(f: Frame, d: Draw, env: dict, question: str, added: list, lang: s
     return g
 
 # %% ../nbs/lib_38_written.ipynb #f8becf32
-GENERATOR = 'dagger.written v11'
+GENERATOR = 'dagger.written v12'
 
 def _labels_ok(g: dict, question: str) -> bool:
     ("Every constant's label is in the question and holds its number (or the word that names it), and no two "

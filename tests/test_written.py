@@ -526,3 +526,15 @@ def test_no_coins_bought_and_a_lap_in_minutes(ws):
         for s in p.added_sentences:
             if 'ল্যাপ' in s and 'মিনিট লাগে' in s:
                 assert all(int(x) <= 3 for x in re.findall(r'\d+', to_ascii_digits(s))), (p.id, s)
+
+
+# What the eleventh blind read failed (data/written/review/v11/report_bn.md).
+
+def test_nothing_sold_by_the_kilo_bought_singly_and_no_seeds_to_buy(ws):
+    lex = {n.word: n for n in W.nouns()}
+    by_kilo = [w for w, n in lex.items() if W.slot_range('kg_price', n, None)]
+    assert {'আলু', 'পেঁয়াজ'} <= set(by_kilo)
+    for p in ws:
+        assert not any(f'একটি {w}' in p.question for w in by_kilo), p.id
+        if p.meta['item'] == 'বীজ':
+            assert not any(re.search('কিন(?!্তু)|কেন|দোকানদার', s) for s in p.added_sentences), p.id   # not কিন্তু, but
