@@ -538,3 +538,13 @@ def test_nothing_sold_by_the_kilo_bought_singly_and_no_seeds_to_buy(ws):
         assert not any(f'একটি {w}' in p.question for w in by_kilo), p.id
         if p.meta['item'] == 'বীজ':
             assert not any(re.search('কিন(?!্তু)|কেন|দোকানদার', s) for s in p.added_sentences), p.id   # not কিন্তু, but
+
+
+# What the twelfth blind read failed (data/written/review/v12/report_bn.md).
+
+def test_no_soda_no_bead_weight_and_a_samosa_of_tens_of_grams(ws):
+    lex = {n.word: n for n in W.nouns()}
+    assert 'সোডা' not in lex and W.slot_range('weight', lex['পুঁতি'], None) is None
+    assert W.slot_range('weight', lex['সমুচা'], None).hi <= 50
+    for p in ws:
+        assert 'সোডা' not in p.question and 'পুঁতির ওজন' not in p.question, p.id
