@@ -132,7 +132,9 @@ def compute(runs: Path, wall: float | None = None) -> dict:
 def show(v: dict) -> str:
     if 'minutes' in v: return f"{v['minutes']} min"
     if 'executed' in v and 'vop' in v: return f"executed {v['executed']}%, |V_op| {v['vop']} vs gold {v['gold_vop']} (×{v['vop_ratio']})"
-    if 'diff' in v: return f"{v['diff']:+} ({v['ci95'][0]} to {v['ci95'][1]}), p = {v['p']}, n = {v['n']}"
+    if 'diff' in v:
+        p = '< 0.001' if v['p'] < 0.001 else f"= {v['p']}"
+        return f"{v['diff']:+} ({v['ci95'][0]} to {v['ci95'][1]}), p {p}, n = {v['n']}"
     return f"{v['value']}% ({v['ci95'][0]}–{v['ci95'][1]}), n = {v['n']}"
 
 
