@@ -76,7 +76,20 @@ class _Builder:
         self.values[cid] = float(v)
         return cid
 
+    def again(self, cid: str) -> str:
+        ("A new constant of `cid`'s value where the question states that value once more (Jack's 3 shirts for each of "
+         "his 3 kids), else `cid`.")
+        v, used = self.consts[cid]['val'], {c['_pos'] for c in self.consts.values()}
+        more = [n for n in self.qnums if _close(n.value, v) and n.start not in used]
+        if not more: return cid
+        nid = f'c{len(self.consts) + 1}'
+        self.consts[nid] = dict(id=nid, op='const', val=float(v), distractor=False,
+                                label=_words_after(self.question, more[0]), _pos=more[0].start)
+        self.values[nid] = float(v)
+        return nid
+
     def op(self, name: str, args: list, label: str) -> str:
+        args = [self.again(a) if a in self.consts and a in args[:i] else a for i, a in enumerate(args)]
         oid = f'op{len(self.ops) + 1}'
         vals = [self.values[a] for a in args]
         v = {'add': sum, 'mul': math.prod, 'sub': lambda xs: xs[0] - xs[1], 'div': lambda xs: xs[0] / xs[1],
@@ -456,8 +469,15 @@ were has have had did do does more than as many much how what there that this so
 all total left them him us we you me my your our one two three four five six seven eight nine ten eleven twelve twenty
 hundred thousand constant solution equation'''.split())
 
+_CLAUSE = {'and', 'but', 'while', 'then', 'so', 'or', 'if', 'because'}   # words that start the next quantity's clause
+
 def _slug(label: str) -> str:
-    return '_'.join([w for w in re.findall(r'[a-z]+', label.lower()) if w not in _STOP and len(w) > 1][:2])
+    "Up to two content words of an English label, never past the word that starts the next clause."
+    words = []
+    for w in re.findall(r'[a-z]+', label.lower()):
+        if w in _CLAUSE and words: break
+        if w not in _STOP and len(w) > 1: words.append(w)
+    return '_'.join(words[:2])
 
 def _whole(v): return int(v) if isinstance(v, float) and v.is_integer() and abs(v) < 2**53 else v
 

@@ -144,3 +144,21 @@ def test_labels_rarely_start_or_end_on_a_word_that_names_nothing(name):
     edge = _EDGE[ps[0].lang]
     bad = [l for l in labels if l.split() and {l.split()[0].lower(), l.split()[-1].lower()} & edge]
     assert len(bad) < 0.1 * len(labels), (len(bad), len(labels), bad[:10])
+
+
+def test_a_value_stated_twice_and_used_twice_is_two_constants():
+    "MGSM-bn #3 (3 sprints, 3 times a week, 60 metres): two constants of 3, each labelled where the problem states it."
+    p = next(p for p in D.load_split('mgsm_bn', cfg=CPU) if p.id == 'mgsm_bn-003')
+    threes = [n for n in p.gold_graph['nodes'] if n['op'] == 'const' and n['val'] == 3]
+    assert len(threes) == 2 and threes[0]['label'] != threes[1]['label'], threes
+    product = next(n for n in p.gold_graph['nodes'] if n['op'] == 'mul' and {a for a in n['args']} == {t['id'] for t in threes})
+    assert product['args'][0] != product['args'][1]
+
+
+def test_an_id_names_its_own_quantity_not_the_next_clauses():
+    "MSVAMP #42 (Allan brought 6 balloons and Jake brought 3): Allan's 6 is `balloons`, never `balloons_jake`."
+    p = next(p for p in D.load_split('msvamp_bn', cfg=CPU) if p.id == 'msvamp_bn-0042')
+    six = next(n for n in p.gold_graph['nodes'] if n['op'] == 'const' and n['val'] == 6)
+    assert six['id'] == 'balloons', six
+    ids = [n['id'] for p in D.load_split('msvamp_en', cfg=CPU) if p.gold_graph for n in p.gold_graph['nodes']]
+    assert not [i for i in ids if re.search(r'_(?:jake|while)(?:_|$)', i)], 'ids that run into the next clause'
