@@ -160,9 +160,9 @@ def frames(kind: str | None = None) -> tuple:
 BOXES = {'food': ('বাক্স', 'ঝুড়ি', 'ব্যাগ', 'প্লেট'), 'object': ('বাক্স', 'ব্যাগ')}   # what each class is packed in
 CAPACITY_BOXES = ('বাক্স', 'ঝুড়ি')   # what a frame says a count fits (`ধরে`): a box or a basket, not a bag or a plate
 # lexicon words the written problems leave out: peaches (পেচ and পীচ are misspelt, and the standard পিচ also reads as tar), a reel of nothing, an
-# appliance, and things a Bangladeshi child's story does not hold (jewels bought by the dozen, bacon, fruit roll-ups, Skittles, baseball cards, quilts, sticky notes, gum, nails), and সোডা, which reads as baking soda or soda water, not a can of pop
+# appliance, and things a Bangladeshi child's story does not hold (jewels and gems bought by the dozen, wrappers, which read as litter, bacon, fruit roll-ups, Skittles, baseball cards, quilts, sticky notes, gum, nails), and সোডা, which reads as baking soda or soda water, not a can of pop
 SKIP_NOUNS = frozenset({'পেচ', 'পিচ', 'পীচ', 'রত্ন', 'রিল', 'ভ্যাকিউম ক্লিনার', 'বেকন', 'রোল-আপ', 'স্কিটলস', 'বেসবল কার্ড', 'কুইল্ট',
-                        'পোস্ট-ইট', 'গাম', 'পেরেক', 'সোডা'})
+                        'পোস্ট-ইট', 'গাম', 'পেরেক', 'সোডা', 'মণি', 'রেপার'})
 SPELLING = {'পাস্ত্রি': 'পেস্ট্রি', 'রেপার': 'র‍্যাপার'}   # the standard spelling of a lexicon word (র‍্যা: র, ZWJ, hasant, য)
 # English plurals borrowed whole take a counter as their singular does (১২টি কুকি, একটি কুকি, not একটি কুকিজ)
 PLURAL_LOANS = {'কুকিজ': 'কুকি'}
@@ -511,7 +511,7 @@ def gold_graph(f: Frame, d: Draw, env: dict, question: str, added: list, lang: s
     return g
 
 # %% ../nbs/lib_38_written.ipynb #f8becf32
-GENERATOR = 'dagger.written v13'
+GENERATOR = 'dagger.written v14'
 
 def _labels_ok(g: dict, question: str) -> bool:
     ("Every constant's label is in the question and holds its number (or the word that names it), and no two "

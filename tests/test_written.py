@@ -311,11 +311,12 @@ def test_totals_and_other_holdings_stay_small(ws):
 
 def test_wrapper_and_plural_loans(ws):
     words = {n.word for n in W.nouns()}
-    assert 'র\u200d্যাপার' in words and 'রেপার' not in words and 'কুকিজ' not in words and 'কুকি' in words
+    # the standard spelling of the wrapper stays in SPELLING; since the thirteenth read no problem counts wrappers
+    assert W.SPELLING['রেপার'] == 'র\u200d্যাপার' and 'রেপার' not in words and 'কুকিজ' not in words and 'কুকি' in words
     for p in ws:
         assert 'রেপার' not in p.question and 'কুকিজ' not in p.question, p.id
         assert not any(w in p.question for w in W.PLURAL_LOANS), p.id          # «একটি কুকিজও» nowhere
-    assert any('র\u200d্যাপার' in p.question for p in ws) and any('কুকি' in p.question for p in ws)
+    assert any('কুকি' in p.question for p in ws)
 
 
 def test_spoilt_count_says_all_the_containers(ws):
@@ -548,3 +549,21 @@ def test_no_soda_no_bead_weight_and_a_samosa_of_tens_of_grams(ws):
     assert W.slot_range('weight', lex['সমুচা'], None).hi <= 50
     for p in ws:
         assert 'সোডা' not in p.question and 'পুঁতির ওজন' not in p.question, p.id
+
+
+# What the thirteenth blind read failed (data/written/review/v13/report_bn.md).
+
+def test_no_gems_or_wrappers_a_fruit_by_the_dozen_two_or_three_lollipops_and_no_now_in_a_price(ws):
+    lex = {n.word: n for n in W.nouns()}
+    assert 'মণি' not in lex and 'র‍্যাপার' not in lex
+    assert W.slot_range('count', lex['নাশপাতি'], None).hi <= 15
+    assert W.slot_range('eat', lex['ললিপপ'], None).hi <= 3
+    for p in ws:
+        assert 'মণি' not in p.question and 'র‍্যাপার' not in p.question, p.id
+        assert not any(s.startswith('এখন') and 'দাম' in s for s in p.added_sentences), p.id
+        if p.meta['item'] == 'নাশপাতি':
+            counts = [n['val'] for n in p.gold_graph['nodes'] if n['op'] == 'const'
+                      and re.search(r'[০-৯]+ ?(টি|টা) নাশপাতি', n['label'])]          # counts of pears, not their price
+            assert max(counts, default=0) <= 15, (p.id, counts)
+        if p.meta['item'] == 'ললিপপ':
+            assert not re.search(r'(?:[৪-৯]|[১-৯][০-৯]+)টি ললিপপ খেল', p.question), p.id
