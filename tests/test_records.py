@@ -101,3 +101,18 @@ def test_study_targets_recompute_from_the_committed_records():
     assert json.loads(json.dumps(compute(out))) == committed
     assert {t['target'] for t in committed['targets']} >= {'DAGGER-SFT > 5-shot CoT (paired CI above 0)',
                                                            'cpu-study ≤ 120 minutes, install included'}
+
+
+def test_study_compare_pairs_two_runs_by_problem():
+    "bench/study_compare.py: B − A per arm and split on the problems both runs answered; one flipped answer moves it by 1/n."
+    import copy, importlib.util
+    spec = importlib.util.spec_from_file_location('study_compare', project_root()/'bench'/'study_compare.py')
+    sc = importlib.util.module_from_spec(spec); spec.loader.exec_module(sc)
+    a = [dict(id=f'p{i}', split='msvamp_bn', method='dagger', phase='sft', init=None, correct=i < 5, tokens=100,
+              output=f'o{i}') for i in range(20)]
+    b = copy.deepcopy(a) + [dict(a[0], id='extra')]               # a problem only B answered is left out
+    b[7] |= dict(correct=True, tokens=120, output='changed')
+    row, = sc.compare(a, b)
+    assert (row['arm'], row['n'], row['acc_a'], row['acc_b'], row['diff'], row['same_output']) == \
+           ('dagger sft', 20, 25.0, 30.0, 5.0, 19)
+    assert row['tokens_diff'] == 1.0
