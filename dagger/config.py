@@ -87,6 +87,10 @@ class GRPOSettings:
     recipe: str = 'cpu'            # 'paper' (Table 10) or 'cpu'
     init: str = 'sft'              # start from the merged SFT model ('sft') or the base model ('base');
                                    # each is an arm of dagger.arms with its own results folder
+    prompts: str = 'all'           # 'all' the teacher's GRPO prompts, or 'spread': only those on which the starting
+                                   # model's sampled group is neither all right nor all wrong (the others give no gradient)
+    val_from: str = 'sft_val'      # checkpoint choice on the teacher's validation rows ('sft_val') or on problems
+                                   # held out of the GRPO prompts themselves ('grpo_train')
 
 # %% ../nbs/lib_04_config.ipynb #2a4ca407
 @dataclass(frozen=True)
@@ -231,7 +235,8 @@ ALLOWED = {'backend': ('transformers', 'vllm', 'openai', 'llamacpp'), 'data_sour
            'vllm_dtype': ('auto', 'native', 'bfloat16', 'float16', 'float32'), 'teacher.backend': ('gold', 'openai', 'vllm', 'transformers'),
            'distractors.backend': ('', 'transformers', 'vllm', 'openai'), 'sft.recipe': tuple(SFT_RECIPES),
            'sft.select': ('first', 'shuffled', 'shortest', 'balanced'), 'sft.student_shots': (0, 1), 'sft.student_prompt': ('full', 'brief'), 'sft.gold_format': ('paper', 'spans'), 'grpo.recipe': tuple(GRPO_RECIPES),
-           'grpo.init': tuple(a.init for a in ARMS if a.init), 'eval.methods': METHODS, 'eval.phases': EVAL_PHASES,
+           'grpo.init': tuple(a.init for a in ARMS if a.init), 'grpo.prompts': ('all', 'spread'),
+           'grpo.val_from': ('sft_val', 'grpo_train'), 'eval.methods': METHODS, 'eval.phases': EVAL_PHASES,
            'ablation.tables': ('table3', 'table5', 'table7'), 'ablation.languages': ('bn', 'de', 'en', 'es', 'fr', 'ja', 'ru', 'sw', 'te', 'th', 'zh')}
 AT_LEAST = {'batch_size': 1, 'api_concurrency': 1, 'tensor_parallel_size': 1, 'eval.smoke_n': 1}
 SPLIT = re.compile(r'(mgsm|msvamp)_[a-z]{2}(_distract|_dose)?|gsm8k_(train|test)')

@@ -2,7 +2,7 @@
 
 # %% ../nbs/stage_5_grpo.ipynb #a1a8e2e9
 from __future__ import annotations
-import contextlib, dataclasses, importlib, json, math, os, re, shutil, sys, time
+import contextlib, dataclasses, importlib, json, math, os, random, re, shutil, sys, time
 from dataclasses import dataclass
 from pathlib import Path
 from . import graph as G
@@ -24,10 +24,11 @@ from . import layout
 # %% auto #0
 __all__ = ['COMPONENTS', 'REWARD_FUNCS', 'BYTES', 'TRL_KEYS', 'HISTORY', 'completion_text', 'reward_table', 'graph_size',
            'format_reward', 'execution_reward', 'accuracy_reward', 'vllm_ok', 'grpo_config', 'param_count',
-           'kv_bytes_per_token', 'colocate_memory', 'gpu_gb', 'prompt_length', 'fit_prompts', 'gold_of',
-           'language_only_trl_vllm', 'language_only_unsloth_vllm', 'vllm_share', 'load_policy', 'checkpoints',
-           'score_model', 'select_checkpoint', 'step_times', 'train_grpo', 'reward_history', 'plot_rewards', 'grpo_dir',
-           'init_model', 'grpo_vs_sft', 'nodes_table', 'run_grpo', 'write_grpo_eval', 'grpo_stage', 'main']
+           'kv_bytes_per_token', 'colocate_memory', 'gpu_gb', 'prompt_length', 'fit_prompts', 'gold_of', 'held_out',
+           'spread_rows', 'language_only_trl_vllm', 'language_only_unsloth_vllm', 'vllm_share', 'load_policy',
+           'checkpoints', 'score_model', 'select_checkpoint', 'step_times', 'train_grpo', 'reward_history',
+           'plot_rewards', 'grpo_dir', 'init_model', 'grpo_vs_sft', 'nodes_table', 'run_grpo', 'write_grpo_eval',
+           'grpo_stage', 'main']
 
 # %% ../nbs/stage_5_grpo.ipynb #02c4bab4
 def completion_text(completion) -> str:
@@ -174,6 +175,26 @@ def fit_prompts(rows: list, tokenizer, max_prompt_length: int, n: int = 0) -> tu
 def gold_of(row: dict) -> float:
     "The gold answer of a training or validation row (`solution` in GRPO rows, `answer` in SFT rows)."
     return float(row['solution'] if 'solution' in row else row['answer'])
+
+# %% ../nbs/stage_5_grpo.ipynb #e8b571c7
+def held_out(rows: list, n: int, seed: int = 0) -> tuple[list, list]:
+    "(rows to train on, in their order; `n` rows held out for validation): a seeded draw by problem id."
+    ids = sorted({r['id'] for r in rows})
+    if not 0 < n < len(ids): raise RecipeError(f'cannot hold out {n} of {len(ids)} GRPO prompts for validation')
+    pick = set(random.Random(seed).sample(ids, n))
+    return [r for r in rows if r['id'] not in pick], [r for r in rows if r['id'] in pick]
+
+def spread_rows(backend, rows: list, recipe: GRPORecipe, seed: int = 0) -> tuple[list, dict]:
+    ("The rows on which a group of `recipe.num_generations` graphs sampled from `backend` is neither all right nor all "
+     "wrong (all rows when none is), and the counts.")
+    k = recipe.num_generations
+    outs = backend.generate([r['prompt'] for r in rows], Sampling(n=k, max_new_tokens=recipe.max_completion_length,
+                                                                  temperature=recipe.temperature, top_p=recipe.top_p,
+                                                                  seed=seed))
+    right = [sum(G.reward_parts(c.text, gold_of(r))['accuracy'] > 0 for c in cs) for r, cs in zip(rows, outs)]
+    keep = [r for r, m in zip(rows, right) if 0 < m < k]
+    return keep or list(rows), dict(prompts=len(rows), kept=len(keep), all_right=right.count(k),
+                                    all_wrong=right.count(0), group=k, fallback=not keep)
 
 # %% ../nbs/stage_5_grpo.ipynb #e4ab1ab3
 @contextlib.contextmanager
@@ -461,7 +482,8 @@ def nodes_table(records: list, source: str = ''):
 
 # %% ../nbs/stage_5_grpo.ipynb #7c607c5f
 def run_grpo(cfg: Profile, recipe: GRPORecipe | None = None) -> dict:
-    "Train profile `cfg`'s GRPO arm on the teacher's prompts, choose a checkpoint on sft_val; write merged model, history, run.json."
+    ("Train profile `cfg`'s GRPO arm on the teacher's prompts (`grpo.prompts`), choose a checkpoint on its validation "
+     "problems (`grpo.val_from`); write merged model, history, run.json.")
     unsloth_first(cfg.device)
     from transformers import AutoTokenizer
     recipe = recipe or get_grpo_recipe(cfg.grpo.recipe)
@@ -469,13 +491,24 @@ def run_grpo(cfg: Profile, recipe: GRPORecipe | None = None) -> dict:
     sets = load_sets(cfg, ('grpo_train', 'sft_val'))
     tok = AutoTokenizer.from_pretrained(resolve_model(model))
     train_rows, fit = fit_prompts(sets['grpo_train'], tok, recipe.max_prompt_length)
-    val_rows, vfit = fit_prompts(sets['sft_val'], tok, recipe.max_prompt_length, recipe.val_problems)
+    if cfg.grpo.val_from == 'grpo_train':
+        train_rows, val_rows = held_out(train_rows, recipe.val_problems, cfg.seed)
+        vfit = dict(source='grpo_train', held_out=len(val_rows))
+    else: val_rows, vfit = fit_prompts(sets['sft_val'], tok, recipe.max_prompt_length, recipe.val_problems)
     device = resolve_device(cfg.device)
     kw = dict(device=cfg.device, batch_size=cfg.batch_size) if cfg.backend == 'transformers' else \
          dict(tensor_parallel_size=cfg.tensor_parallel_size, seed=cfg.seed) | vllm_settings(cfg) if cfg.backend == 'vllm' else {}
+    cache, spread = cache_dir(cfg.cache_dir or None)/'completions.sqlite', None
+    if cfg.grpo.prompts == 'spread':
+        t1 = time.time()
+        train_rows, spread = spread_rows(get_backend(cfg.backend, resolve_model(model), cache=cache, **kw), train_rows,
+                                         recipe, cfg.seed)
+        unload_models()
+        spread['wall_s'] = round(time.time() - t1, 1)
     facts = train_grpo(model, train_rows, val_rows, recipe, out, device=device, seed=cfg.seed, backend=cfg.backend,
-                       backend_kw=kw, init_cache=cache_dir(cfg.cache_dir or None)/'completions.sqlite')
-    facts |= dict(init=cfg.grpo.init, phase=stage_arm(cfg, 'grpo').label, fit_train=fit, fit_val=vfit, val_ids=[r['id'] for r in val_rows])
+                       backend_kw=kw, init_cache=cache)
+    facts |= dict(init=cfg.grpo.init, phase=stage_arm(cfg, 'grpo').label, fit_train=fit, fit_val=vfit,
+                  val_ids=[r['id'] for r in val_rows], prompts=cfg.grpo.prompts, spread=spread)
     if int(os.environ.get('RANK', 0)) == 0:
         atomic_write_text(out/'history.csv', reward_history(facts).to_csv(index=False))
         write_json(out/'run.json', {k: v for k, v in facts.items() if k != 'history'} | dict(run_info=run_info(cfg, stage='grpo')))

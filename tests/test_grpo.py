@@ -337,3 +337,36 @@ def test_trl_colocate_engine_is_built_language_only(monkeypatch):
     assert seen == [dict(language_model_only=True, model='google/gemma-3-4b-it', gpu_memory_utilization=0.2),
                     dict(model='HuggingFaceTB/SmolLM2-135M'), dict(language_model_only=False, model='google/gemma-3-4b-it')]
     assert vg.LLM(model='x') == 'engine' and 'language_model_only' not in seen[-1]   # restored after the block
+
+
+def test_grpo_trains_on_spread_prompts_and_chooses_on_held_out_ones(tmp_path, monkeypatch):
+    "`grpo.prompts = spread` trains only on prompts whose sampled group is mixed; `grpo.val_from = grpo_train` holds out validation prompts from the same pool."
+    from dagger import layout
+    from dagger.backend import Completion
+    from dagger.files import write_jsonl
+    cfg = load_profile('cpu', results_dir=str(tmp_path/'results'), grpo__init='base', grpo__recipe='cpu-study',
+                       grpo__prompts='spread', grpo__val_from='grpo_train')
+    good = ('```json\n{"nodes": [{"id": "a", "op": "const", "val": 2, "distractor": false, "label": "a"}, '
+            '{"id": "b", "op": "const", "val": 3, "distractor": false, "label": "b"}, '
+            '{"id": "final_result", "op": "add", "args": ["a", "b"], "distractor": false, "label": "f"}]}\n```')
+    assert G.reward_parts(good, 5.0)['accuracy'] == 1
+    rows = [dict(id=f'q{i}', prompt=[dict(role='user', content=f'question {i}')], solution=5.0) for i in range(40)]
+    d = layout.path(cfg, 'teacher')
+    write_jsonl(d/'grpo_train.jsonl', rows)
+    write_jsonl(d/'sft_val.jsonl', [dict(id='v', prompt=rows[0]['prompt'], answer=1.0)])
+
+    class Groups:          # a prompt of an even question gets a mixed group, an odd one all wrong
+        def generate(self, prompts, sampling):
+            even = lambda p: int(p[0]['content'].split()[-1]) % 2 == 0
+            return [[Completion(good if even(p) and i == 0 else 'no graph', 5, 'stop') for i in range(sampling.n)]
+                    for p in prompts]
+    seen = {}
+    monkeypatch.setattr(R, 'get_backend', lambda *a, **k: Groups())
+    monkeypatch.setattr(R, 'train_grpo', lambda model, train, val, *a, **k: seen.update(train=train, val=val) or
+                        dict(history=[], model=model))
+    facts = R.run_grpo(cfg)
+    recipe = R.get_grpo_recipe('cpu-study')
+    val_ids, train_ids = {r['id'] for r in seen['val']}, [r['id'] for r in seen['train']]
+    assert len(val_ids) == recipe.val_problems and not val_ids & set(train_ids)
+    assert train_ids and all(int(i[1:]) % 2 == 0 for i in train_ids)           # only the mixed groups
+    assert facts['spread']['kept'] == len(train_ids) and facts['fit_val'] == dict(source='grpo_train', held_out=recipe.val_problems)
