@@ -176,7 +176,7 @@ def gold_of(row: dict) -> float:
     "The gold answer of a training or validation row (`solution` in GRPO rows, `answer` in SFT rows)."
     return float(row['solution'] if 'solution' in row else row['answer'])
 
-# %% ../nbs/stage_5_grpo.ipynb #e8b571c7
+# %% ../nbs/stage_5_grpo.ipynb #073f2a53
 def held_out(rows: list, n: int, seed: int = 0) -> tuple[list, list]:
     "(rows to train on, in their order; `n` rows held out for validation): a seeded draw by problem id."
     ids = sorted({r['id'] for r in rows})
