@@ -2,7 +2,7 @@
 
 # %% ../nbs/lib_18_gold.ipynb #0ff640a4
 from __future__ import annotations
-import ast, copy, math, re
+import ast, copy, functools, itertools, math, re
 from .numbers import numbers, format_number, Number
 from .graph import from_obj, execute, is_correct, GraphError
 from collections import Counter
@@ -405,15 +405,22 @@ def words_before(text: str, start: int, k: int = 3) -> str:
 _GLUE = {'এবং', 'ও', 'আর', 'যখন', 'যদি', 'তবে', 'তিনি', 'সে', 'তার', 'তাঁর', 'থেকে', 'আরও', 'আরো', 'মোট', 'প্রায়',
          'మరియు', 'అతను', 'ఆమె'}
 
+_FRACTION_START = re.compile(r'/[0-9০-৯]+')            # after a numerator
+_FRACTION_END = re.compile(r'[0-9০-৯]+/$')             # before a denominator (searched up to the number's start)
+
 def words_around(text: str, n: Number) -> str:
-    ("The word before number `n` in its clause (unless it is a glue word: and, when, he), the number, and the first "
-     "word after it that is not a counter word.")
-    before = _END.split(text[:n.start])[-1]
-    toks = [m for m in _TOKEN.finditer(before)][-1:]
-    toks = [m for m in toks if m.group() not in _GLUE]
-    start = n.start - len(before) + toks[-1].start() if toks else n.start
-    nxt = [m for m in _TOKEN.finditer(_END.split(text[n.end:], maxsplit=1)[0]) if m.group() not in _CLASSIFIERS][:1]
-    end = n.end + nxt[0].end() if nxt else n.end
+    ("The word before number `n` in its clause (unless it is a glue word: and, when, he, or the lone word after the "
+     "number before, which names that one), the number (the whole fraction, if it is a term of one: 1/4), and the "
+     "first word after it that is not a counter word.")
+    a = m.start() if (m := _FRACTION_END.search(text, max(n.start - 12, 0), n.start)) else n.start
+    b = m.end() if (m := _FRACTION_START.match(text, n.end)) else n.end
+    before = _END.split(text[:a])[-1]
+    toks = [m for m in _TOKEN.finditer(before)]
+    after_number = a > len(before) and text[a - len(before) - 1].isdigit() and len(toks) == 1
+    toks = [m for m in toks[-1:] if m.group() not in _GLUE and m.group() not in _CLASSIFIERS and not after_number]
+    start = a - len(before) + toks[-1].start() if toks else a
+    nxt = [m for m in _TOKEN.finditer(_END.split(text[b:], maxsplit=1)[0]) if m.group() not in _CLASSIFIERS][:1]
+    end = b + nxt[0].end() if nxt else b
     return _span(text, start, end, 36) if (toks or nxt) else ''
 
 # %% ../nbs/lib_18_gold.ipynb #0d529360
@@ -449,12 +456,19 @@ def _named_by(text: str, value: float, lang: str) -> tuple[str, int] | None:
         return _through(text, start, m.end()), start
     return None
 
-def const_label(text: str, value: float, lang: str, taken: set = frozenset(), trim: bool = True) -> tuple[str, int]:
+def _mention_label(text: str, n: Number, lang: str) -> str:
+    return (words_around(text, n) if lang in AROUND else '') or words_after(text, n.end) or words_before(text, n.start)
+
+def const_label(text: str, value: float, lang: str, taken: set = frozenset(), trim: bool = True,
+                at: int | None = None) -> tuple[str, int]:
     ("The words of `text` that name constant `value` (`trim`: without the words at its ends that name nothing), and "
-     "where; GoldGraphError 'unstated_constant' if none do.")
+     "where (the mention at `at` first, then one not `taken`, then a 1 in digits before one, a, an, একটি); "
+     "GoldGraphError 'unstated_constant' if none do.")
     tidy = (lambda s: trim_label(s, lang)) if trim else (lambda s: s)
-    for n in sorted((n for n in _stated(text) if _close(n.value, value)), key=lambda n: n.start in taken):
-        label = (words_around(text, n) if lang in AROUND else '') or words_after(text, n.end) or words_before(text, n.start)
+    article = lambda n: _close(value, 1) and not any(c.isdigit() for c in n.text)
+    for n in sorted((n for n in _stated(text) if _close(n.value, value)),
+                    key=lambda n: (n.start != at, n.start in taken, article(n))):
+        label = _mention_label(text, n, lang)
         if label: return tidy(label), n.start
     for n in _stated(text):
         if _close(n.value, 100 * value) and (m := _PERCENT.match(text, n.end)):
@@ -481,23 +495,55 @@ def _slug(label: str) -> str:
 
 def _whole(v): return int(v) if isinstance(v, float) and v.is_integer() and abs(v) < 2**53 else v
 
+def _en_key(w: str) -> str: return re.sub(r'(?:e?s)$', '', w.lower()).replace('metre', 'meter').replace('litre', 'liter')
+
+@functools.cache
+def _glosses(lang: str) -> tuple:
+    "(word, English keys) of the offline lexicon's nouns and units of `lang`, longest word first; () where it has none."
+    if lang != 'bn': return ()
+    from dagger.lexicon import lexicon, units      # imported here: dagger.lexicon imports dagger.data, which imports this
+    pairs = [(w, {_en_key(x) for x in (n.sg, n.pl)}) for w, n in lexicon(lang).items()]
+    pairs += [(w, {_en_key(x) for x in u.gloss.split()}) for w, u in units(lang).items()]
+    return tuple(sorted(pairs, key=lambda p: -len(p[0])))
+
+def _gloss_score(en_label: str, label: str, lang: str) -> int:
+    "How many words of `label` are glossed by a word of the English `en_label` (weeks: সপ্তাহে)."
+    en = {_en_key(w) for w in re.findall(r'[A-Za-z]+', en_label)}
+    return sum(1 for t in label.split() for w, keys in _glosses(lang) if t.startswith(w) and keys & en)
+
+def _mentions(g: dict, question: str, lang: str) -> dict:
+    ("Which mention of its value each constant takes where the problem states one value more than once: in the "
+     "order of `g` (the English source), unless the lexicon's glosses match the English labels better in another order.")
+    out = {}
+    groups = Counter(_whole(n['val']) for n in g['nodes'] if n['op'] == 'const')
+    for v in (v for v, k in groups.items() if k > 1):
+        nodes = [n for n in g['nodes'] if n['op'] == 'const' and _close(n['val'], v)]
+        where = sorted({m.start: m for m in _stated(question) if _close(m.value, v)}.values(), key=lambda m: m.start)
+        if len(where) < len(nodes) or len(where) > 5: continue
+        score = lambda order: sum(_gloss_score(n.get('label', ''), _mention_label(question, m, lang), lang)
+                                  for n, m in zip(nodes, order))
+        best = max(itertools.permutations(where, len(nodes)), key=score)
+        if score(best) > score(where[:len(nodes)]): out |= {n['id']: m.start for n, m in zip(nodes, best)}
+    return out
+
 def paper_graph(g: dict, question: str, lang: str) -> dict:
     ("Gold graph `g` in the paper's form: constants labelled with the words of `question` that name them, operations "
      "with what they compute in `lang`, ids that name them, whole numbers as integers.")
     words = LABEL_WORDS.get(lang)
     if words is None: raise GoldGraphError('no_label_words', f'LABEL_WORDS has no language {lang!r}')
-    ids, taken, used, nodes = {}, set(), set(), []
+    ids, taken, used, nodes, at = {}, set(), set(), [], _mentions(g, question, lang)
     def new_id(base: str) -> str:
         out, i = base, 1
         while out in ids.values() or out == 'final_result': i += 1; out = f'{base}_{i}'
         return out
     for n in g['nodes']:
         if n['op'] == 'const':
-            try: label, pos = const_label(question, n['val'], lang, taken)
+            try: label, pos = const_label(question, n['val'], lang, taken, at=at.get(n['id']))
             except GoldGraphError:
                 if n['distractor']: continue           # a distractor the problem's text does not state is not in it
                 raise
-            if label in used: label = const_label(question, n['val'], lang, taken, trim=False)[0]   # keep two apart
+            if label in used:                                                                     # keep two apart
+                label = const_label(question, n['val'], lang, taken, trim=False, at=at.get(n['id']))[0]
             taken.add(pos); used.add(label)
             ids[n['id']] = new_id(_slug(n.get('label', '')) or ('percent' if '%' in label else 'number'))
             nodes.append(dict(n, id=ids[n['id']], val=_whole(n['val']), label=label))

@@ -147,10 +147,12 @@ def test_labels_rarely_start_or_end_on_a_word_that_names_nothing(name):
 
 
 def test_a_value_stated_twice_and_used_twice_is_two_constants():
-    "MGSM-bn #3 (3 sprints, 3 times a week, 60 metres): two constants of 3, each labelled where the problem states it."
+    "MGSM-bn #3 (3 sprints, 3 times a week, 60 metres): two constants of 3, each labelled where the problem states it, ids not crossed."
     p = next(p for p in D.load_split('mgsm_bn', cfg=CPU) if p.id == 'mgsm_bn-003')
     threes = [n for n in p.gold_graph['nodes'] if n['op'] == 'const' and n['val'] == 3]
     assert len(threes) == 2 and threes[0]['label'] != threes[1]['label'], threes
+    by_id = {t['id']: t['label'] for t in threes}     # Bangla states "3 বার 3টি স্প্রিন্টে", English "3 sprints 3 times"
+    assert by_id['times_week'] == 'সপ্তাহে 3 বার' and 'স্প্রিন্ট' in next(l for i, l in by_id.items() if i != 'times_week')
     product = next(n for n in p.gold_graph['nodes'] if n['op'] == 'mul' and {a for a in n['args']} == {t['id'] for t in threes})
     assert product['args'][0] != product['args'][1]
 
