@@ -91,6 +91,8 @@ class GRPOSettings:
                                    # model's sampled group is neither all right nor all wrong (the others give no gradient)
     val_from: str = 'sft_val'      # checkpoint choice on the teacher's validation rows ('sft_val') or on problems
                                    # held out of the GRPO prompts themselves ('grpo_train')
+    stop_without_signal: int = 0   # stop once each of the first k steps earned no reward at all (every advantage 0,
+                                   # so the policy has not moved); 0 = train every step
 
 # %% ../nbs/lib_04_config.ipynb #2a4ca407
 @dataclass(frozen=True)

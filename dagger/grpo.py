@@ -26,9 +26,9 @@ __all__ = ['COMPONENTS', 'REWARD_FUNCS', 'BYTES', 'TRL_KEYS', 'HISTORY', 'comple
            'format_reward', 'execution_reward', 'accuracy_reward', 'vllm_ok', 'grpo_config', 'param_count',
            'kv_bytes_per_token', 'colocate_memory', 'gpu_gb', 'prompt_length', 'fit_prompts', 'gold_of', 'held_out',
            'spread_rows', 'language_only_trl_vllm', 'language_only_unsloth_vllm', 'vllm_share', 'load_policy',
-           'checkpoints', 'score_model', 'select_checkpoint', 'step_times', 'train_grpo', 'reward_history',
-           'plot_rewards', 'grpo_dir', 'init_model', 'grpo_vs_sft', 'nodes_table', 'run_grpo', 'write_grpo_eval',
-           'grpo_stage', 'main']
+           'checkpoints', 'score_model', 'select_checkpoint', 'step_times', 'no_signal_stop', 'train_grpo',
+           'reward_history', 'plot_rewards', 'grpo_dir', 'init_model', 'grpo_vs_sft', 'nodes_table', 'run_grpo',
+           'write_grpo_eval', 'grpo_stage', 'main']
 
 # %% ../nbs/stage_5_grpo.ipynb #02c4bab4
 def completion_text(completion) -> str:
@@ -327,6 +327,18 @@ def step_times():
     try: yield spent
     finally: profiling.ProfilingContext._log_metrics = original
 
+# %% ../nbs/stage_5_grpo.ipynb #d5e25438
+def no_signal_stop(k: int):
+    "A TrainerCallback that stops training once each of the first `k` logged steps earned no reward at all."
+    from transformers import TrainerCallback
+    class NoSignalStop(TrainerCallback):
+        def __init__(self): self.quiet, self.stopped_at = 0, None
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if not logs or 'reward' not in logs or self.quiet < 0: return
+            self.quiet = self.quiet + 1 if logs['reward'] == 0 and not logs.get('reward_std') else -1
+            if self.quiet >= k: control.should_training_stop, self.stopped_at = True, state.global_step
+    return NoSignalStop()
+
 # %% ../nbs/stage_5_grpo.ipynb #04a458e8
 TRL_KEYS = ('num_generations', 'max_completion_length', 'per_device_train_batch_size', 'gradient_accumulation_steps',
             'generation_batch_size', 'num_train_epochs', 'max_steps', 'learning_rate', 'lr_scheduler_type',
@@ -337,7 +349,7 @@ TRL_KEYS = ('num_generations', 'max_completion_length', 'per_device_train_batch_
 
 def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe, out: str | Path, device: str = 'cpu',
                seed: int = 0, world_size: int | None = None, backend: str = 'transformers',
-               backend_kw: dict | None = None, init_cache=None) -> dict:
+               backend_kw: dict | None = None, init_cache=None, stop_without_signal: int = 0) -> dict:
     ("GRPO-train `model` on prompt rows with the execution reward; choose a checkpoint on `val_rows`, merge it; return "
      "the run's facts.")
     out, val_rows = Path(out), validation_rows(train_rows, val_rows, recipe.val_problems)
@@ -354,10 +366,12 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
                                                    vllm_ok(recipe))
     args = grpo_config(recipe, out/'checkpoints', device=device, world_size=world_size, seed=seed, **vllm)
     if (out/'checkpoints').exists(): shutil.rmtree(out/'checkpoints')
+    stop = no_signal_stop(stop_without_signal) if stop_without_signal else None
     with language_only_trl_vllm() if args.use_vllm and args.vllm_mode == 'colocate' else contextlib.nullcontext():
         trainer = hold(GRPOTrainer(model=lm, reward_funcs=list(REWARD_FUNCS), args=args,
                                    train_dataset=_prompt_dataset(train_rows),
-                                   processing_class=tok, peft_config=peft_config), 'the GRPO trainer')
+                                   processing_class=tok, peft_config=peft_config,
+                                   callbacks=[stop] if stop else None), 'the GRPO trainer')
     t0 = time.time()
     with step_times() as spent:
         result = trainer.train()
@@ -371,7 +385,8 @@ def train_grpo(model: str, train_rows: list, val_rows: list, recipe: GRPORecipe,
                  steps=st.global_step, wall_s=round(wall, 1), s_per_step=round(wall / max(st.global_step, 1), 1),
                  steps_per_s=round(st.global_step / wall, 4), train_loss=result.training_loss, use_vllm=args.use_vllm,
                  history=list(st.log_history), merged=str(out/'merged'), output_vocab=len(vocab) if vocab else None,
-                 time_split={k: round(v, 1) for k, v in spent.items()} | {'train_wall': round(wall, 1)})
+                 time_split={k: round(v, 1) for k, v in spent.items()} | {'train_wall': round(wall, 1)},
+                 stopped_without_signal=stop.stopped_at if stop else None)
     zero = trainer.is_world_process_zero()
     release_attached_engine(lm)
     del trainer, lm
@@ -506,7 +521,7 @@ def run_grpo(cfg: Profile, recipe: GRPORecipe | None = None) -> dict:
         unload_models()
         spread['wall_s'] = round(time.time() - t1, 1)
     facts = train_grpo(model, train_rows, val_rows, recipe, out, device=device, seed=cfg.seed, backend=cfg.backend,
-                       backend_kw=kw, init_cache=cache)
+                       backend_kw=kw, init_cache=cache, stop_without_signal=cfg.grpo.stop_without_signal)
     facts |= dict(init=cfg.grpo.init, phase=stage_arm(cfg, 'grpo').label, fit_train=fit, fit_val=vfit,
                   val_ids=[r['id'] for r in val_rows], prompts=cfg.grpo.prompts, spread=spread)
     if int(os.environ.get('RANK', 0)) == 0:

@@ -216,6 +216,9 @@ def test_profiles_and_arms():
     assert R.grpo_dir(b) == b.results/'grpo_base' and R.init_model(b) == b.model and stage_arm(b, 'grpo').label == 'Base→GRPO'
     with pytest.raises(ConfigError, match="grpo.init = 'scratch'"):
         load_profile('cpu', grpo__init='scratch')
+    # only the ablations' Base->GRPO stops when its first steps earn nothing; every other profile trains each step
+    assert load_profile('cpu-ablations').grpo.stop_without_signal == 6
+    assert {load_profile(p).grpo.stop_without_signal for p in ('cpu', 'cpu-study', 'paper')} == {0}
 
 
 def test_reward_history():
