@@ -2,7 +2,8 @@
 
 # %% ../nbs/lib_18_gold.ipynb #0ff640a4
 from __future__ import annotations
-import ast, copy, functools, itertools, math, re
+import ast, copy, functools, itertools, math, re, unicodedata
+from importlib import resources
 from .numbers import numbers, format_number, Number
 from .graph import from_obj, execute, is_correct, GraphError
 from collections import Counter
@@ -497,19 +498,26 @@ def _whole(v): return int(v) if isinstance(v, float) and v.is_integer() and abs(
 
 def _en_key(w: str) -> str: return re.sub(r'(?:e?s)$', '', w.lower()).replace('metre', 'meter').replace('litre', 'liter')
 
+def _tsv(name: str) -> list[dict]:
+    ("The rows of the offline generator's rules file `name`, cells NFC (a reader of its own: dagger.lexicon, which "
+     "checks these files, imports dagger.data, which imports this module).")
+    lines = (resources.files('dagger')/'rules'/name).read_text(encoding='utf-8').splitlines()
+    head = lines[0].split('\t')
+    return [dict(zip(head, (unicodedata.normalize('NFC', c.strip()) for c in l.split('\t')))) for l in lines[1:]
+            if l.strip() and not l.startswith('#')]
+
 @functools.cache
 def _glosses(lang: str) -> tuple:
     "(word, English keys) of the offline lexicon's nouns and units of `lang`, longest word first; () where it has none."
     if lang != 'bn': return ()
-    from dagger.lexicon import lexicon, units      # imported here: dagger.lexicon imports dagger.data, which imports this
-    pairs = [(w, {_en_key(x) for x in (n.sg, n.pl)}) for w, n in lexicon(lang).items()]
-    pairs += [(w, {_en_key(x) for x in u.gloss.split()}) for w, u in units(lang).items()]
+    pairs = [(r['word'], {_en_key(x) for x in r['gloss'].split('/')}) for r in _tsv('lexicon_bn.tsv')]
+    pairs += [(r['word'], {_en_key(x) for x in r['gloss'].split()}) for r in _tsv('units.tsv') if r['lang'] == lang]
     return tuple(sorted(pairs, key=lambda p: -len(p[0])))
 
 def _gloss_score(en_label: str, label: str, lang: str) -> int:
     "How many words of `label` are glossed by a word of the English `en_label` (weeks: সপ্তাহে)."
     en = {_en_key(w) for w in re.findall(r'[A-Za-z]+', en_label)}
-    return sum(1 for t in label.split() for w, keys in _glosses(lang) if t.startswith(w) and keys & en)
+    return sum(1 for t in unicodedata.normalize('NFC', label).split() for w, keys in _glosses(lang) if t.startswith(w) and keys & en)
 
 def _mentions(g: dict, question: str, lang: str) -> dict:
     ("Which mention of its value each constant takes where the problem states one value more than once: in the "
