@@ -1,8 +1,9 @@
 """The committed per-problem records of the CPU study reproduce its committed tables, byte for byte.
 
-`make reproduce PROFILE=cpu-study` publishes every evaluation and ablation run's records under
-runs/cpu-study/records (dagger.layout.publish_records); the figures stage made figures/tables/*_ours-cpu-study.csv
-from the same records in results/. Recomputing the tables from the published copies must give the same CSV text."""
+`make reproduce PROFILE=cpu-study` publishes every evaluation run's records under runs/cpu-study/records
+(dagger.layout.publish_records), and `make reproduce PROFILE=cpu-ablations` its own (Base->GRPO, Table 3) under
+runs/cpu-ablations/records; the figures stage made figures/tables/*_ours-<profile>.csv from the same records in
+results/. Recomputing the tables from the published copies must give the same CSV text."""
 import pytest
 
 from dagger import ablations, layout
@@ -11,45 +12,49 @@ from dagger.files import read_jsonl
 from dagger.figures import ablation_table, load_runs, our_tidy, pick_lang, table2_layout
 
 STUDY = load_profile('cpu-study')
+ABLATIONS = load_profile('cpu-ablations')
 TABLES = project_root()/'figures'/'tables'
 
 
-def committed_csv(name: str) -> str:
-    return (TABLES/f'{name}_ours-{STUDY.name}.csv').read_text(encoding='utf-8')
+def committed_csv(name: str, cfg=STUDY) -> str:
+    return (TABLES/f'{name}_ours-{cfg.name}.csv').read_text(encoding='utf-8')
 
 
 def test_the_study_publishes_its_records():
     runs = {run for run, _ in layout.record_files(STUDY, 'eval', committed=True)}
     assert len(runs) >= 3, f'expected the untrained, SFT and SFT→GRPO runs under {layout.records_dir(STUDY)}, found {sorted(runs)}'
-    if 'ablations' not in STUDY.stages: return         # the ablation arms are cpu-ablations' (their own records)
-    published = {run for run, _ in layout.record_files(STUDY, 'ablations', committed=True)}
-    assert set(STUDY.ablation.tables) <= published, f'ablations without published records: {set(STUDY.ablation.tables) - published}'
+    assert 'ablations' not in STUDY.stages and 'ablations' in ABLATIONS.stages   # the ablation arms are cpu-ablations'
+    published = {run for run, _ in layout.record_files(ABLATIONS, 'ablations', committed=True)}
+    assert set(ABLATIONS.ablation.tables) <= published, f'ablations without published records: {set(ABLATIONS.ablation.tables) - published}'
+    runs = {run for run, _ in layout.record_files(ABLATIONS, 'eval', committed=True)}
+    assert any(r.endswith('grpo_base') for r in runs), f'no Base→GRPO records under {layout.records_dir(ABLATIONS)}: {sorted(runs)}'
 
 
-def test_table2_is_recomputed_from_the_committed_records():
-    recs, files = load_runs(STUDY, verbose=False, committed=True)
+@pytest.mark.parametrize('cfg', [STUDY, ABLATIONS], ids=lambda c: c.name)
+def test_table2_is_recomputed_from_the_committed_records(cfg):
+    recs, files = load_runs(cfg, verbose=False, committed=True)
     assert files and len(recs)
     sizes = recs.groupby(['run', 'method', 'split']).size().groupby('split').agg(['min', 'max'])
     assert (sizes['min'] == sizes['max']).all()              # every system on the same problems of a split
-    assert sizes['min'].drop('mgsm_bn_distract', errors='ignore').min() >= STUDY.eval.sample_n   # the full sample, where
+    assert sizes['min'].drop('mgsm_bn_distract', errors='ignore').min() >= cfg.eval.sample_n   # the full sample, where
     # the split has it (the rebuilt MGSM-bn+D serves 74 problems: generated/distractmath/README.md)
     lang = pick_lang(recs['split'].unique())
     ours = table2_layout(our_tidy(recs[recs['lang'] == lang]), lang)
-    assert ours.to_csv(index=False) == committed_csv('table2')
+    assert ours.to_csv(index=False) == committed_csv('table2', cfg)
 
 
 def _ablation_records(name: str):
-    "The committed records of ablation `name` of the study, or a skip where the study has none (cpu-ablations runs them)."
-    found = [f for r, f in layout.record_files(STUDY, 'ablations', committed=True) if r == name]
-    if not found: pytest.skip(f'no committed {name} records: the ablation arms run in cpu-ablations')
+    "The committed records of the study's ablation `name` (cpu-ablations runs them)."
+    found = [f for r, f in layout.record_files(ABLATIONS, 'ablations', committed=True) if r == name]
+    assert found, f'no committed {name} records under {layout.records_dir(ABLATIONS)}'
     return found[0]
 
 
-@pytest.mark.parametrize('name', sorted(set(STUDY.ablation.tables) & {'table3'}))
+@pytest.mark.parametrize('name', sorted(set(ABLATIONS.ablation.tables) & {'table3'}))
 def test_ablation_table_is_recomputed_from_the_committed_records(name):
     f = _ablation_records(name)
-    t = ablation_table(name, getattr(ablations, name)(read_jsonl(f)), STUDY.model)
-    assert t.to_csv(index=False) == committed_csv(name)
+    t = ablation_table(name, getattr(ablations, name)(read_jsonl(f)), ABLATIONS.model)
+    assert t.to_csv(index=False) == committed_csv(name, ABLATIONS)
 
 
 def test_the_pool_curve_is_recomputed_from_the_committed_records():
@@ -67,13 +72,13 @@ def test_the_ablation_table_needs_only_its_records(tmp_path):
     import gzip
     from dagger.figures import FigureRun, ablation_out
     f = _ablation_records('table3')
-    cfg = load_profile('cpu-study', results_dir=str(tmp_path/'results'), figures_dir=str(tmp_path/'figures'))
+    cfg = load_profile('cpu-ablations', results_dir=str(tmp_path/'results'), figures_dir=str(tmp_path/'figures'))
     folder = layout.path(cfg, 'ablations')/'table3'
     folder.mkdir(parents=True)
     (folder/'records.jsonl').write_bytes(gzip.decompress(f.read_bytes()))
     st = FigureRun(cfg, verbose=False)
     assert ablation_out(st, 'table3')
-    assert st.tables[f'table3_ours-{STUDY.name}'].to_csv(index=False) == committed_csv('table3')
+    assert st.tables[f'table3_ours-{ABLATIONS.name}'].to_csv(index=False) == committed_csv('table3', ABLATIONS)
 
 
 def test_the_sft_stage_summary_is_recomputed_from_its_records():
