@@ -80,7 +80,7 @@ def minutes(log: Path) -> float | None:
     return round(sum(v * 60 ** (len(parts) - 1 - i) for i, v in enumerate(parts)) / 60, 1)
 
 
-def targets(a: dict, wall: float | None) -> list[dict]:
+def targets(a: dict, wall: float | None, ablations_wall: float | None = None) -> list[dict]:
     cot, sft, grpo = (a.get(k, {}) for k in (('cot', 'untrained', 'sft'), ('dagger', 'sft', 'sft'), ('dagger', 'grpo', 'sft')))
     rows = []
     for split, goal in (('msvamp_bn', 30.0), ('mgsm_bn', 10.0)):
@@ -107,6 +107,8 @@ def targets(a: dict, wall: float | None) -> list[dict]:
                 rows.append(dict(target=f'{name}: |V_op| within ±25% of gold, execution ≥ 90%', split=split, measured=s, met=ok))
     rows.append(dict(target='cpu-study ≤ 120 minutes, install included', split='', measured=dict(minutes=wall),
                      met=None if wall is None else wall <= 120))
+    rows.append(dict(target='cpu-ablations ≤ 120 minutes, after cpu-study in its clone', split='',
+                     measured=dict(minutes=ablations_wall), met=None if ablations_wall is None else ablations_wall <= 120))
     return rows
 
 
@@ -124,10 +126,12 @@ def cells(a: dict) -> list[dict]:
 
 
 def compute(runs: Path, wall: float | None = None) -> dict:
-    "The targets and every cell of the run in folder `runs` (its wall time from its log unless `wall` is given)."
+    ("The targets and every cell of the run in folder `runs` (its wall time from its log unless `wall` is given; "
+     "cpu-ablations' from its log beside it).")
     a = arms(runs/'records')
     if not a: raise SystemExit(f'no evaluation records in {runs}/records: run make reproduce PROFILE=cpu-study first')
-    return dict(targets=targets(a, minutes(runs/'reproduce.log') if wall is None else wall), cells=cells(a))
+    return dict(targets=targets(a, minutes(runs/'reproduce.log') if wall is None else wall,
+                                minutes(runs.parent/'cpu-ablations'/'reproduce.log')), cells=cells(a))
 
 
 def show(v: dict) -> str:
