@@ -409,16 +409,28 @@ _GLUE = {'এবং', 'ও', 'আর', 'যখন', 'যদি', 'তবে', '�
 _FRACTION_START = re.compile(r'/[0-9০-৯]+')            # after a numerator
 _FRACTION_END = re.compile(r'[0-9০-৯]+/$')             # before a denominator (searched up to the number's start)
 
+_NUMERAL = re.compile(r'[$৳€£₹]?[0-9০-৯][0-9০-৯,.]*')
+
+def _next_number(text: str, b: int) -> int | None:
+    "The end of the numeral that follows position `b` directly (only a counter word between: 356টি 10), or None."
+    gap = _END.split(text[b:], maxsplit=1)[0]
+    if any(t not in _CLASSIFIERS for t in _TOKEN.findall(gap)): return None
+    m = _NUMERAL.match(text, b + len(gap))
+    return m.end() if m else None
+
 def words_around(text: str, n: Number) -> str:
-    ("The word before number `n` in its clause (unless it is a glue word: and, when, he, or the lone word after the "
-     "number before, which names that one), the number (the whole fraction, if it is a term of one: 1/4), and the "
-     "first word after it that is not a counter word.")
+    ("The word before number `n` in its clause (unless it is a glue word: and, when, he; or a number other than one, or the lone "
+     "word after one, which names that number), the number (the whole fraction, if it is a term of one: 1/4), and the "
+     "first word after it that is not a counter word. A number followed directly by another counts what that one's "
+     "words name: its label runs from it through the next number and that number's first word (দুটি 2-ঘণ্টার).")
     a = m.start() if (m := _FRACTION_END.search(text, max(n.start - 12, 0), n.start)) else n.start
     b = m.end() if (m := _FRACTION_START.match(text, n.end)) else n.end
+    if (c := _next_number(text, b)) and (nxt := _words(text, c, 1)): return _span(text, a, nxt[0][1], 36)
     before = _END.split(text[:a])[-1]
     toks = [m for m in _TOKEN.finditer(before)]
     after_number = a > len(before) and text[a - len(before) - 1].isdigit() and len(toks) == 1
-    toks = [m for m in toks[-1:] if m.group() not in _GLUE and m.group() not in _CLASSIFIERS and not after_number]
+    toks = [m for m in toks[-1:] if m.group() not in _GLUE and m.group() not in _CLASSIFIERS and not after_number
+            and not any(x.value != 1 for x in extract_numbers(m.group()))]
     start = a - len(before) + toks[-1].start() if toks else a
     nxt = [m for m in _TOKEN.finditer(_END.split(text[b:], maxsplit=1)[0]) if m.group() not in _CLASSIFIERS][:1]
     end = b + nxt[0].end() if nxt else b

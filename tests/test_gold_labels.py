@@ -164,3 +164,14 @@ def test_an_id_names_its_own_quantity_not_the_next_clauses():
     assert six['id'] == 'balloons', six
     ids = [n['id'] for p in D.load_split('msvamp_en', cfg=CPU) if p.gold_graph for n in p.gold_graph['nodes']]
     assert not [i for i in ids if re.search(r'_(?:jake|while)(?:_|$)', i)], 'ids that run into the next clause'
+
+
+def test_a_number_followed_by_another_counts_what_that_one_names():
+    "MSVAMP #456 (356টি 10 কার্ড, 356 cards of the 10 series) and MGSM-bn #154 (দুটি 2-ঘণ্টার ক্লাস, two 2-hour classes)."
+    labels = lambda pid, split: {n['val']: n['label'] for p in D.load_split(split, cfg=CPU) if p.id == pid
+                                 for n in p.gold_graph['nodes'] if n['op'] == 'const'}
+    cards = labels('msvamp_bn-0456', 'msvamp_bn')
+    assert (cards[356], cards[149]) == ('356টি 10 কার্ড', '149টি 10 কার্ড'), cards
+    classes = [n['label'] for p in D.load_split('mgsm_bn', cfg=CPU) if p.id == 'mgsm_bn-154'
+               for n in p.gold_graph['nodes'] if n['op'] == 'const']
+    assert classes[:4] == ['তিনটি 1-ঘণ্টার', '1-ঘণ্টার', 'দুটি 2-ঘণ্টার', '2-ঘণ্টার'], classes
