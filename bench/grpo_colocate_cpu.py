@@ -47,8 +47,8 @@ def run(mode: str, model: str, rows: list, recipe, out: Path, seed: int) -> dict
             trainer.train()
         wall = time.time() - t1
         steps = trainer.state.global_step
-        rewards = [h.get('reward') for h in trainer.state.log_history if 'reward' in h]
         logged = [h for h in trainer.state.log_history if 'reward' in h]
+        rewards = [h['reward'] for h in logged]
         rec |= dict(ok=True, steps=steps, train_s=round(wall, 1), s_per_step=round(wall / max(steps, 1), 1),
                     sections={k: round(v, 1) for k, v in spent.items()}, rewards=rewards, output_vocab=len(vocab or []),
                     completion_length=[h.get('completions/mean_length') for h in logged],
