@@ -55,6 +55,8 @@ class TeacherSettings:
     n_written: int = 0             # written Bangla problems with known graphs (dagger.written) drawn (seeded) into
                                    # the SFT questions; 0 = none
     grpo_msvamp: bool = False      # GRPO prompts: that half's questions the SFT set left out (else the GRPO source)
+    grpo_written: int = 0          # written Bangla problems the SFT draw left out, drawn (seeded) into the GRPO
+                                   # prompts too; 0 = none
 
 # %% ../nbs/lib_04_config.ipynb #4082a166
 @dataclass(frozen=True)

@@ -118,6 +118,18 @@ def test_grpo_problems_are_not_trained_on_in_any_language_and_written_ones_copy_
     assert not [p.id for p in sets['sft_train'] if p.split == 'written_bn' and norm_question(p.question) in index]
 
 
+def test_written_grpo_prompts_are_not_sft_problems_and_copy_no_heldout_one():
+    "cpu-study's GRPO prompts hold written problems (teacher.grpo_written), none drawn for SFT or copying a held-out one."
+    cfg = load_profile('cpu-study')
+    sets = training_problems(cfg)
+    written = [p for p in sets['grpo_train'] if p.split == 'written_bn']
+    assert len(written) == cfg.teacher.grpo_written > 0
+    sft = {p.id for p in sets['sft_train']} | {norm_question(p.question) for p in sets['sft_train']}
+    assert not [p.id for p in written if p.id in sft or norm_question(p.question) in sft]
+    index = _heldout_index()
+    assert not [p.id for p in written if norm_question(p.question) in index]
+
+
 def test_training_targets_in_the_paper_form_and_label_first(tmp_path):
     "The teacher stage writes the paper's graphs as SFT targets; sft.label_first puts each label before its value."
     from dagger import graph as G, teacher as T
