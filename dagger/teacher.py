@@ -20,9 +20,8 @@ from . import layout
 __all__ = ['STATUSES', 'FIELD_ORDER', 'LABEL_FIRST', 'OVERLAP_SPLITS', 'Verdict', 'verify_output', 'gold_teacher',
            'model_teacher', 'distill', 'sft_row', 'grpo_row', 'without_annotations', 'messages', 'order_fields',
            'writes_label_first', 'OverlapError', 'norm_question', 'eval_index', 'check_overlap', 'hub_graph_text',
-           'msvamp_training_half', 'msvamp_train_questions', 'more_msvamp', 'written_grpo', 'written_questions',
-           'training_problems', 'output_origins', 'teacher_outputs', 'gold_coverage_summary', 'run_teacher',
-           'load_sets']
+           'msvamp_training_half', 'msvamp_train_questions', 'more_msvamp', 'written_questions', 'training_problems',
+           'output_origins', 'teacher_outputs', 'gold_coverage_summary', 'run_teacher', 'load_sets']
 
 # %% ../nbs/stage_3_teacher.ipynb #62af1673
 STATUSES = ('kept', 'wrong', 'unparseable', 'failed_execution', 'no_output')
@@ -205,12 +204,6 @@ def more_msvamp(cfg: Profile, drawn: list) -> list:
         out += [p for p in msvamp_train_questions(cfg, split) if msvamp_number(p) in numbers]
     return out
 
-def written_grpo(cfg: Profile, used: set, used_q: set) -> list:
-    "A seeded draw of `teacher.grpo_written` written problems whose ids and questions are not in `used` / `used_q`."
-    if not cfg.teacher.grpo_written: return []
-    left = [p for p in load_written() if p.id not in used and norm_question(p.question) not in used_q]
-    return sample(left, cfg.teacher.grpo_written, cfg.seed)
-
 def written_questions(cfg: Profile) -> list:
     "A seeded draw of `teacher.n_written` written Bangla problems (dagger.written); none when it is 0."
     return sample(load_written(), cfg.teacher.n_written, cfg.seed) if cfg.teacher.n_written else []
@@ -228,9 +221,10 @@ def training_problems(cfg: Profile) -> dict:
     out['sft_train'] += drawn + more_msvamp(cfg, drawn) + written_questions(cfg)
     used = {p.id for v in out.values() for p in v}
     used_q = {norm_question(p.question) for v in out.values() for p in v}
+    fresh = lambda ps: [p for p in ps if p.id not in used and norm_question(p.question) not in used_q]
     pool = msvamp_train_questions(cfg) if cfg.teacher.grpo_msvamp else sets['grpo_train']
-    grpo = [p for p in pool if p.id not in used and norm_question(p.question) not in used_q]
-    out['grpo_train'] = sample(grpo, n['grpo_train'] or None, cfg.seed) + written_grpo(cfg, used, used_q)
+    written = sample(fresh(load_written()), cfg.teacher.grpo_written, cfg.seed) if cfg.teacher.grpo_written else []
+    out['grpo_train'] = sample(fresh(pool), n['grpo_train'] or None, cfg.seed) + written
     return out
 
 # %% ../nbs/stage_3_teacher.ipynb #47a34377
